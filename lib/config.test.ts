@@ -1,0 +1,18 @@
+import { describe, expect, it } from "vitest";
+import { ConfigError, configDefaults, loadConfig } from "./config";
+
+describe("loadConfig", () => {
+  it("gives the named defaults for an empty environment", () => {
+    const c = loadConfig({});
+    expect(c.databaseUrl).toBeUndefined();
+    expect(c.port).toBe(configDefaults.port);
+    expect(c.pollIntervalMs).toBe(configDefaults.pollIntervalMs);
+    expect(c.partitions).toBe(configDefaults.partitions);
+  });
+
+  it("names the variable that is wrong", () => {
+    expect(() => loadConfig({ SLOTKEEPER_CONCURRENCY: "lots" })).toThrow(ConfigError);
+    expect(() => loadConfig({ SLOTKEEPER_CONCURRENCY: "lots" })).toThrow(/SLOTKEEPER_CONCURRENCY/);
+    expect(() => loadConfig({ DATABASE_URL: "not a url" })).toThrow(/DATABASE_URL/);
+  });
+});

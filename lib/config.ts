@@ -1,0 +1,108 @@
+import path from "node:path";
+import { z } from "zod";
+
+/** Named defaults for every setting; `loadConfig` validates the environment against them once. */
+export const configDefaults = {
+  dataDir: ".slotkeeper",
+  embeddedPgPort: 54329,
+  port: 3000,
+  logLevel: "info",
+  workerConcurrency: 10,
+  pollIntervalMs: 1000,
+  tickHorizonSeconds: 120,
+  catchUpGraceSeconds: 30,
+  claimBatchSize: 100,
+  partitions: 16,
+  shutdownGraceMs: 10_000,
+  leaseSafetyMarginMs: 5_000,
+  backfillMaxRuns: 10_000,
+  payloadMaxBytes: 64 * 1024,
+} as const;
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+const envSchema = z.object({
+  /** PostgreSQL connection string; when unset an embedded server is started. */
+  DATABASE_URL: z.string().url().optional(),
+  /** Folder for local state: the embedded database's data lives in `<dir>/pgdata`. */
+  SLOTKEEPER_DATA_DIR: z.string().min(1).default(configDefaults.dataDir),
+  /** TCP port of the embedded PostgreSQL server. */
+  SLOTKEEPER_PG_PORT: int(1, 65535).default(configDefaults.embeddedPgPort),
+  /** Console (Next.js) port. */
+  PORT: int(1, 65535).default(configDefaults.port),
+  /** pino log level. */
+  LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default(configDefaults.logLevel),
+  /** Handlers one worker process runs at once. */
+  SLOTKEEPER_CONCURRENCY: int(1, 10_000).default(configDefaults.workerConcurrency),
+  /** How often a worker ticks and claims when idle. */
+  SLOTKEEPER_POLL_INTERVAL_MS: int(10, 60_000).default(configDefaults.pollIntervalMs),
+  /** How far ahead the tick materialises slots (minutes at most). */
+  SLOTKEEPER_TICK_HORIZON_SECONDS: int(0, 600).default(configDefaults.tickHorizonSeconds),
+  /** A slot older than this when the tick or the catch-up pass first sees it counts as missed. */
+  SLOTKEEPER_CATCH_UP_GRACE_SECONDS: int(0, 3600).default(configDefaults.catchUpGraceSeconds),
+  /** Runs claimed per claim statement. */
+  SLOTKEEPER_CLAIM_BATCH: int(1, 10_000).default(configDefaults.claimBatchSize),
+  /** Number of partitions schedules are hashed into. */
+  SLOTKEEPER_PARTITIONS: int(1, 4096).default(configDefaults.partitions),
+  /** On SIGTERM, how long in-flight handlers may run before they are aborted. */
+  SLOTKEEPER_SHUTDOWN_GRACE_MS: int(0, 600_000).default(configDefaults.shutdownGraceMs),
+  /** A worker stops committing this long before its lease would expire. */
+  SLOTKEEPER_LEASE_SAFETY_MARGIN_MS: int(0, 600_000).default(configDefaults.leaseSafetyMarginMs),
+  /** Largest number of runs one backfill may create. */
+  SLOTKEEPER_BACKFILL_MAX_RUNS: int(1, 1_000_000).default(configDefaults.backfillMaxRuns),
+  /** Largest schedule payload, in bytes of JSON. */
+  SLOTKEEPER_PAYLOAD_MAX_BYTES: int(2, 10 * 1024 * 1024).default(configDefaults.payloadMaxBytes),
+  /** Worker id; defaults to host-pid-random. */
+  SLOTKEEPER_WORKER_ID: z.string().min(1).max(200).optional(),
+});
+
+export type Config = {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  embeddedPgPort: number;
+  port: number;
+  logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
+  workerConcurrency: number;
+  pollIntervalMs: number;
+  tickHorizonSeconds: number;
+  catchUpGraceSeconds: number;
+  claimBatchSize: number;
+  partitions: number;
+  shutdownGraceMs: number;
+  leaseSafetyMarginMs: number;
+  backfillMaxRuns: number;
+  payloadMaxBytes: number;
+  workerId: string | undefined;
+};
+
+/** Thrown when the environment holds an invalid setting; the message names the variable. */
+export class ConfigError extends Error {}
+
+/** Parse the environment once into a typed config, failing fast with the offending variable's name. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = envSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new ConfigError(`invalid ${String(issue.path[0])}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    dataDir: path.resolve(e.SLOTKEEPER_DATA_DIR),
+    embeddedPgPort: e.SLOTKEEPER_PG_PORT,
+    port: e.PORT,
+    logLevel: e.LOG_LEVEL,
+    workerConcurrency: e.SLOTKEEPER_CONCURRENCY,
+    pollIntervalMs: e.SLOTKEEPER_POLL_INTERVAL_MS,
+    tickHorizonSeconds: e.SLOTKEEPER_TICK_HORIZON_SECONDS,
+    catchUpGraceSeconds: e.SLOTKEEPER_CATCH_UP_GRACE_SECONDS,
+    claimBatchSize: e.SLOTKEEPER_CLAIM_BATCH,
+    partitions: e.SLOTKEEPER_PARTITIONS,
+    shutdownGraceMs: e.SLOTKEEPER_SHUTDOWN_GRACE_MS,
+    leaseSafetyMarginMs: e.SLOTKEEPER_LEASE_SAFETY_MARGIN_MS,
+    backfillMaxRuns: e.SLOTKEEPER_BACKFILL_MAX_RUNS,
+    payloadMaxBytes: e.SLOTKEEPER_PAYLOAD_MAX_BYTES,
+    workerId: e.SLOTKEEPER_WORKER_ID,
+  };
+}

@@ -1,0 +1,38 @@
+import { drizzle, type NodePgDatabase } from "drizzle-orm/node-postgres";
+import pg from "pg";
+import * as schema from "./schema";
+
+// timestamptz → Date is pg's default; bigint (int8) counts come back as strings unless parsed.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
+
+export type Db = NodePgDatabase<typeof schema> & { $client: pg.Pool };
+
+/** Options for a connection pool; `application_name` shows up in pg_stat_activity. */
+export type PoolOptions = { max?: number; applicationName?: string; idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number };
+
+/** A pg pool for one process. Errors on idle clients are logged by the caller, never thrown. */
+export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
+  const options: string[] = [];
+  // A transaction left open (say, by a bug) must not block vacuum on the runs table for long.
+  if (opts.idleInTransactionTimeoutMs) options.push(`-c idle_in_transaction_session_timeout=${opts.idleInTransactionTimeoutMs}`);
+  if (opts.statementTimeoutMs) options.push(`-c statement_timeout=${opts.statementTimeoutMs}`);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: opts.max ?? 10,
+    application_name: opts.applicationName ?? "slotkeeper",
+    options: options.length ? options.join(" ") : undefined,
+    connectionTimeoutMillis: 10_000,
+  });
+  pool.on("error", () => {
+    // An idle client lost its connection (database restart, network cut). The pool drops it and
+    // the next query opens a new one; callers see errors on the queries they make.
+  });
+  return pool;
+}
+
+/** Wrap a pool in Drizzle with the shared schema. */
+export function createDb(pool: pg.Pool): Db {
+  return drizzle(pool, { schema }) as Db;
+}
+
+export { schema };

@@ -1,0 +1,30 @@
+import path from "node:path";
+import { drizzle } from "drizzle-orm/node-postgres";
+import { migrate } from "drizzle-orm/node-postgres/migrator";
+import pg from "pg";
+
+/** Arbitrary advisory-lock key shared by every process that migrates ("slotkeep" in ASCII). */
+const MIGRATION_LOCK_KEY = 0x736c6f746b656570n;
+
+/** Folder of the committed drizzle-kit migrations. */
+export const migrationsFolder = path.resolve(process.cwd(), "drizzle");
+
+/**
+ * Apply pending migrations. Safe to run twice (drizzle records what it applied) and safe to run
+ * from several processes at once: they queue on one advisory lock, so only one applies each file.
+ */
+export async function migrateDatabase(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url, application_name: "slotkeeper:migrate" });
+  await client.connect();
+  try {
+    await client.query("SET client_min_messages = warning");
+    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY.toString()]);
+    try {
+      await migrate(drizzle(client), { migrationsFolder });
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY.toString()]);
+    }
+  } finally {
+    await client.end();
+  }
+}

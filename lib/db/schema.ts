@@ -1,0 +1,324 @@
+import { sql, type InferInsertModel, type InferSelectModel } from "drizzle-orm";
+import {
+  bigint,
+  boolean,
+  check,
+  index,
+  integer,
+  interval,
+  jsonb,
+  pgEnum,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+} from "drizzle-orm/pg-core";
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
+
+export const catchUpPolicy = pgEnum("catch_up_policy", ["skip", "latest", "all"]);
+export const overlapPolicy = pgEnum("overlap_policy", ["allow", "forbid", "skip"]);
+/** pending → running → done | pending (retry) | dead; skipped never ran (policy, lateness, overlap). */
+export const runState = pgEnum("run_state", ["pending", "running", "done", "dead", "skipped"]);
+/** Why a run exists. */
+export const runOrigin = pgEnum("run_origin", ["schedule", "catch_up", "manual", "backfill"]);
+/** Why a slot did not run. */
+export const skipReason = pgEnum("skip_reason", ["missed", "coalesced", "too_late", "overlap", "paused", "deleted"]);
+export const attemptOutcome = pgEnum("attempt_outcome", ["succeeded", "failed", "timed_out", "lease_expired", "aborted"]);
+
+/**
+ * A schedule says WHEN and WHAT. `next_slot_at` is the high-water mark: the next slot the tick
+ * has not materialised yet. It lives here, not in a worker, so restarts never lose slots.
+ */
+export const schedules = pgTable(
+  "schedules",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    name: text("name").notNull(),
+    description: text("description").notNull().default(""),
+    handler: text("handler").notNull(),
+    payload: jsonb("payload").notNull().default({}),
+    cron: text("cron"),
+    everySeconds: integer("every_seconds"),
+    timezone: text("timezone").notNull().default("UTC"),
+    catchUp: catchUpPolicy("catch_up").notNull().default("latest"),
+    maxLatenessSeconds: integer("max_lateness_seconds"),
+    jitterSeconds: integer("jitter_seconds").notNull().default(0),
+    overlap: overlapPolicy("overlap").notNull().default("allow"),
+    retryMaxAttempts: integer("retry_max_attempts").notNull().default(6),
+    retryBaseSeconds: integer("retry_base_seconds").notNull().default(30),
+    retryCapSeconds: integer("retry_cap_seconds").notNull().default(900),
+    leaseSeconds: integer("lease_seconds").notNull().default(60),
+    enabled: boolean("enabled").notNull().default(true),
+    nextSlotAt: ts("next_slot_at").notNull(),
+    partition: integer("partition").notNull(),
+    /** Health overrides; null means the default rule. */
+    lateAfterSeconds: integer("late_after_seconds"),
+    lateGraceSeconds: integer("late_grace_seconds"),
+    backlogAfterSeconds: integer("backlog_after_seconds"),
+    /** Retention overrides; null means the global setting. */
+    retentionDays: integer("retention_days"),
+    retentionMaxRuns: integer("retention_max_runs"),
+    /** Soft delete: set when deleted with "keep history"; the name is free again. */
+    deletedAt: ts("deleted_at"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+    /** Optimistic concurrency: an edit names the version it read. */
+    version: integer("version").notNull().default(1),
+  },
+  (t) => [
+    uniqueIndex("schedules_name_live_key").on(t.name).where(sql`deleted_at IS NULL`),
+    // The tick's query: due schedules of one partition, oldest high-water first.
+    index("schedules_tick_idx").on(t.partition, t.nextSlotAt).where(sql`enabled AND deleted_at IS NULL`),
+    check("schedules_timing_one_of", sql`(cron IS NULL) <> (every_seconds IS NULL)`),
+    check("schedules_every_positive", sql`every_seconds IS NULL OR every_seconds >= 1`),
+    check("schedules_lease_positive", sql`lease_seconds >= 1`),
+    check("schedules_jitter_nonneg", sql`jitter_seconds >= 0`),
+    check("schedules_retry_sane", sql`retry_max_attempts >= 1 AND retry_base_seconds >= 0 AND retry_cap_seconds >= retry_base_seconds`),
+  ],
+);
+
+/**
+ * One row per slot. `(schedule_id, scheduled_for)` is unique for every non-manual run: that key is
+ * the whole "each slot exists once" promise. `attempts` is the fencing token: it rises on every claim.
+ */
+export const runs = pgTable(
+  "runs",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    scheduleId: bigint("schedule_id", { mode: "number" })
+      .notNull()
+      .references(() => schedules.id, { onDelete: "cascade" }),
+    partition: integer("partition").notNull(),
+    /** The slot: the identity of this run and half of its idempotency key. */
+    scheduledFor: ts("scheduled_for").notNull(),
+    /** Slot + deterministic jitter. */
+    dueAt: ts("due_at").notNull(),
+    /** When the run may next be claimed: due_at at first, then backoff. */
+    runAfter: ts("run_after").notNull(),
+    state: runState("state").notNull().default("pending"),
+    origin: runOrigin("origin").notNull().default("schedule"),
+    attempts: integer("attempts").notNull().default(0),
+    /** Claims allowed before the run goes dead; re-queue raises it. */
+    maxAttempts: integer("max_attempts").notNull(),
+    leaseOwner: text("lease_owner"),
+    /** Not indexed on purpose: heartbeats only touch this column and so stay HOT updates. */
+    leaseExpiresAt: ts("lease_expires_at"),
+    startedAt: ts("started_at"),
+    finishedAt: ts("finished_at"),
+    lastError: text("last_error"),
+    skipReason: skipReason("skip_reason"),
+    /** A skipped row may stand for a range of slots [scheduled_for, skipped_until]; this many. */
+    skippedUntil: ts("skipped_until"),
+    skippedCount: integer("skipped_count"),
+    /** For coalesced slots: the slot that ran in their place. */
+    coalescedInto: ts("coalesced_into"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex("runs_slot_key").on(t.scheduleId, t.scheduledFor).where(sql`origin <> 'manual'`),
+    // Claim: pending runs of a partition in due order.
+    index("runs_claimable_idx").on(t.partition, t.runAfter).where(sql`state = 'pending'`),
+    // Claim (lease expiry) and the workers page: the few running runs.
+    index("runs_running_idx").on(t.partition).where(sql`state = 'running'`),
+    // History, newest first, keyset-paginated.
+    index("runs_history_idx").on(t.scheduleId, t.scheduledFor.desc(), t.id.desc()),
+    // Overlap checks and oldest-pending health: unfinished runs per schedule.
+    index("runs_unfinished_idx").on(t.scheduleId, t.scheduledFor).where(sql`state IN ('pending', 'running')`),
+    // Dead runs across schedules and per schedule.
+    index("runs_dead_idx").on(t.scheduleId, t.id).where(sql`state = 'dead'`),
+    check("runs_attempts_nonneg", sql`attempts >= 0`),
+  ],
+);
+
+/** One row per attempt: the history that follows one slot across retries and workers. */
+export const attempts = pgTable(
+  "attempts",
+  {
+    runId: bigint("run_id", { mode: "number" })
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    workerId: text("worker_id").notNull(),
+    startedAt: ts("started_at").notNull(),
+    finishedAt: ts("finished_at"),
+    outcome: attemptOutcome("outcome").notNull(),
+    error: text("error"),
+    durationMs: integer("duration_ms"),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.attempt] })],
+);
+
+/** Worker processes: registered on start, heartbeated, marked stopped on a clean exit. */
+export const workers = pgTable(
+  "workers",
+  {
+    id: text("id").primaryKey(),
+    hostname: text("hostname").notNull(),
+    pid: integer("pid").notNull(),
+    concurrency: integer("concurrency").notNull(),
+    /** Handlers this worker can run: [{ name, idempotent, description }]. */
+    handlers: jsonb("handlers").notNull().default([]),
+    startedAt: ts("started_at").notNull().defaultNow(),
+    lastHeartbeatAt: ts("last_heartbeat_at").notNull().defaultNow(),
+    stoppedAt: ts("stopped_at"),
+    inFlight: integer("in_flight").notNull().default(0),
+    version: text("version").notNull().default(""),
+  },
+  (t) => [index("workers_heartbeat_idx").on(t.lastHeartbeatAt)],
+);
+
+/** Expiring, fenced leases on partitions: a worker ticks and claims only in partitions it holds. */
+export const partitionLeases = pgTable("partition_leases", {
+  partition: integer("partition").primaryKey(),
+  owner: text("owner"),
+  leaseExpiresAt: ts("lease_expires_at"),
+  /** Fencing token: rises whenever the lease changes hands. */
+  token: bigint("token", { mode: "number" }).notNull().default(0),
+});
+
+/** Who changed what. Never updated or deleted by the application. */
+export const auditLog = pgTable(
+  "audit_log",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    at: ts("at").notNull().defaultNow(),
+    actor: text("actor").notNull(),
+    actorKind: text("actor_kind").notNull(),
+    action: text("action").notNull(),
+    targetType: text("target_type").notNull(),
+    targetId: text("target_id"),
+    /** No foreign key: the entry outlives the schedule it describes. */
+    scheduleId: bigint("schedule_id", { mode: "number" }),
+    before: jsonb("before"),
+    after: jsonb("after"),
+  },
+  (t) => [index("audit_log_at_idx").on(t.at.desc()), index("audit_log_schedule_idx").on(t.scheduleId, t.at.desc())],
+);
+
+/** API tokens for automation, stored as hashes; the secret is shown once. */
+export const apiTokens = pgTable("api_tokens", {
+  id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+  name: text("name").notNull(),
+  role: text("role").notNull(),
+  tokenHash: text("token_hash").notNull().unique(),
+  createdBy: text("created_by").notNull(),
+  createdAt: ts("created_at").notNull().defaultNow(),
+  lastUsedAt: ts("last_used_at"),
+  revokedAt: ts("revoked_at"),
+});
+
+/** Notification channels (webhook, slack, email). */
+export const alertChannels = pgTable("alert_channels", {
+  id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+  name: text("name").notNull().unique(),
+  kind: text("kind").notNull(),
+  config: jsonb("config").notNull().default({}),
+  enabled: boolean("enabled").notNull().default(true),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+/** Current state of each (schedule, rule): the transition detector. */
+export const alertStates = pgTable(
+  "alert_states",
+  {
+    scheduleId: bigint("schedule_id", { mode: "number" })
+      .notNull()
+      .references(() => schedules.id, { onDelete: "cascade" }),
+    rule: text("rule").notNull(),
+    firing: boolean("firing").notNull().default(false),
+    since: ts("since").notNull().defaultNow(),
+    lastNotifiedAt: ts("last_notified_at"),
+  },
+  (t) => [primaryKey({ columns: [t.scheduleId, t.rule] })],
+);
+
+/** Alert history: one row per transition (firing, resolved) or reminder. */
+export const alertEvents = pgTable(
+  "alert_events",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    scheduleId: bigint("schedule_id", { mode: "number" }),
+    scheduleName: text("schedule_name").notNull(),
+    rule: text("rule").notNull(),
+    kind: text("kind").notNull(),
+    at: ts("at").notNull().defaultNow(),
+    details: jsonb("details").notNull().default({}),
+  },
+  (t) => [index("alert_events_at_idx").on(t.at.desc())],
+);
+
+/** One delivery of an alert event to a channel, retried with backoff. */
+export const alertDeliveries = pgTable(
+  "alert_deliveries",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    eventId: bigint("event_id", { mode: "number" })
+      .notNull()
+      .references(() => alertEvents.id, { onDelete: "cascade" }),
+    channelId: bigint("channel_id", { mode: "number" })
+      .notNull()
+      .references(() => alertChannels.id, { onDelete: "cascade" }),
+    state: text("state").notNull().default("pending"),
+    attempts: integer("attempts").notNull().default(0),
+    nextAttemptAt: ts("next_attempt_at").notNull().defaultNow(),
+    lastError: text("last_error"),
+    deliveredAt: ts("delivered_at"),
+  },
+  (t) => [index("alert_deliveries_due_idx").on(t.nextAttemptAt).where(sql`state = 'pending'`)],
+);
+
+/** Example target for the `sql-ledger` handler: one row per slot, fenced. */
+export const ledger = pgTable("ledger", {
+  idempotencyKey: text("idempotency_key").primaryKey(),
+  scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
+  scheduledFor: ts("scheduled_for").notNull(),
+  fencingToken: integer("fencing_token").notNull(),
+  workerId: text("worker_id").notNull(),
+  writes: integer("writes").notNull().default(1),
+  createdAt: ts("created_at").notNull().defaultNow(),
+});
+
+/**
+ * Cluster-wide settings every process must agree on (one row, id = 1). The partition count lives
+ * here, not in each process's environment, so web and workers always hash schedules the same way.
+ */
+export const cluster = pgTable(
+  "cluster",
+  {
+    id: integer("id").primaryKey().default(1),
+    partitions: integer("partitions").notNull().default(16),
+  },
+  () => [check("cluster_single_row", sql`id = 1`), check("cluster_partitions_positive", sql`partitions >= 1`)],
+);
+
+/**
+ * The database clock's test override (one row, id = 1). `sk_now()` returns `frozen_at` when set,
+ * else `now() + shift`. Production leaves it at (0, null): every due/expired/late comparison then
+ * reads the database's own `now()`.
+ */
+export const clock = pgTable(
+  "sk_clock",
+  {
+    id: integer("id").primaryKey().default(1),
+    shift: interval("shift").notNull().default("0"),
+    frozenAt: ts("frozen_at"),
+  },
+  () => [check("sk_clock_single_row", sql`id = 1`)],
+);
+
+export type Schedule = InferSelectModel<typeof schedules>;
+export type NewSchedule = InferInsertModel<typeof schedules>;
+export type Run = InferSelectModel<typeof runs>;
+export type NewRun = InferInsertModel<typeof runs>;
+export type Attempt = InferSelectModel<typeof attempts>;
+export type Worker = InferSelectModel<typeof workers>;
+export type PartitionLease = InferSelectModel<typeof partitionLeases>;
+export type AuditEntry = InferSelectModel<typeof auditLog>;
+export type ApiToken = InferSelectModel<typeof apiTokens>;
+export type AlertChannel = InferSelectModel<typeof alertChannels>;
+export type AlertEvent = InferSelectModel<typeof alertEvents>;
+export type RunState = Run["state"];
+export type CatchUpPolicy = Schedule["catchUp"];
+export type OverlapPolicy = Schedule["overlap"];
