@@ -1,0 +1,5 @@
+import { OverviewView } from "@/components/overview-view";
+
+export default function OverviewPage() {
+  return <OverviewView />;
+}

@@ -1,0 +1,22 @@
+"use client";
+
+/** An instant in the viewer's zone, with the UTC instant on hover. */
+export function Time({ value, fallback = "—" }: { value: string | Date | null | undefined; fallback?: string }) {
+  if (!value) return <span className="text-slate-400">{fallback}</span>;
+  const d = typeof value === "string" ? new Date(value) : value;
+  return (
+    <time dateTime={d.toISOString()} title={`${d.toISOString().replace("T", " ").replace(".000Z", "Z")} UTC`} className="tabular-nums">
+      {d.toLocaleString(undefined, { year: "numeric", month: "short", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" })}
+    </time>
+  );
+}
+
+/** A duration in seconds as "3m 20s". */
+export function formatDuration(seconds: number | null | undefined): string {
+  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "—";
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
+}

@@ -1,0 +1,61 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { workersQuery } from "@/lib/client/workers";
+import { PageHeader } from "./ui/page-header";
+import { EmptyState, ErrorState, Loading } from "./ui/states";
+import { Time } from "./ui/time";
+
+const STATUS_STYLE = {
+  alive: "bg-emerald-100 text-emerald-800",
+  silent: "bg-amber-100 text-amber-800",
+  stopped: "bg-slate-100 text-slate-600",
+} as const;
+
+/** Live and recently gone workers, their heartbeats, in-flight runs and partitions. */
+export function WorkersView() {
+  const q = useQuery(workersQuery());
+  return (
+    <div>
+      <PageHeader title="Workers" description="Worker processes on every machine, live first. A worker that stops heartbeating is shown as silent." />
+      {q.isPending ? (
+        <Loading />
+      ) : q.isError ? (
+        <ErrorState error={q.error} retry={() => q.refetch()} />
+      ) : q.data.workers.length === 0 ? (
+        <EmptyState title="No workers have reported in" testId="workers-empty">
+          Start one with <code className="rounded bg-slate-100 px-1">npm run worker</code>.
+        </EmptyState>
+      ) : (
+        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+          <table className="min-w-full text-sm" data-testid="workers-table">
+            <thead className="bg-slate-50 text-left text-xs uppercase text-slate-500">
+              <tr>
+                <th className="px-4 py-2">Worker</th>
+                <th className="px-4 py-2">Status</th>
+                <th className="px-4 py-2">Last heartbeat</th>
+                <th className="px-4 py-2">In flight</th>
+                <th className="px-4 py-2">Partitions</th>
+                <th className="px-4 py-2">Started</th>
+              </tr>
+            </thead>
+            <tbody>
+              {q.data.workers.map((w) => (
+                <tr key={w.id} className="border-t border-slate-100" data-testid="worker-row">
+                  <td className="px-4 py-2 font-mono text-xs">{w.id}</td>
+                  <td className="px-4 py-2">
+                    <span className={`rounded-full px-2 py-0.5 text-xs ${STATUS_STYLE[w.status]}`}>{w.status}</span>
+                  </td>
+                  <td className="px-4 py-2"><Time value={w.lastHeartbeatAt} /></td>
+                  <td className="px-4 py-2 tabular-nums">{w.inFlight} / {w.concurrency}</td>
+                  <td className="px-4 py-2 font-mono text-xs">{w.partitions.length ? w.partitions.join(", ") : "—"}</td>
+                  <td className="px-4 py-2"><Time value={w.startedAt} /></td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </div>
+  );
+}

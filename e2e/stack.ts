@@ -1,0 +1,91 @@
+// Starts what the browser tests need: a fresh database (a new one on DATABASE_URL's server, or an
+// embedded throwaway cluster), migrations, the built console and one fast-polling worker.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { portIsFree, startEmbeddedPostgres, type EmbeddedDatabase } from "../lib/db/embedded";
+import { migrateDatabase } from "../lib/db/migrate";
+
+export const STACK_FILE = path.resolve("e2e/output/stack.json");
+
+export type StackInfo = { baseURL: string; databaseUrl: string };
+
+async function freePort(from: number): Promise<number> {
+  for (let p = from; p < from + 500; p++) if (await portIsFree(p)) return p;
+  throw new Error("no free port");
+}
+
+export type Stack = StackInfo & { startWorker: () => ChildProcess; stop: () => Promise<void> };
+
+export async function startStack(): Promise<Stack> {
+  let embedded: EmbeddedDatabase | undefined;
+  let databaseUrl: string;
+  let dropDatabase: (() => Promise<void>) | undefined;
+  if (process.env.DATABASE_URL) {
+    const name = `sk_e2e_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const u = new URL(process.env.DATABASE_URL);
+    u.pathname = `/${name}`;
+    databaseUrl = u.toString();
+    dropDatabase = async () => {
+      const a = new pg.Client({ connectionString: process.env.DATABASE_URL });
+      await a.connect();
+      await a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await a.end();
+    };
+  } else {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "slotkeeper-e2e-"));
+    fs.chmodSync(dir, 0o755);
+    embedded = await startEmbeddedPostgres({ dir, port: await freePort(56432), ephemeral: true });
+    databaseUrl = embedded.url;
+  }
+  await migrateDatabase(databaseUrl);
+
+  const port = await freePort(3100);
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    PORT: String(port),
+    SLOTKEEPER_POLL_INTERVAL_MS: "250",
+    LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn",
+  };
+  const children: ChildProcess[] = [];
+  const web = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-p", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
+  children.push(web);
+  const startWorker = () => {
+    const w = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], { env, stdio: ["ignore", "inherit", "inherit"] });
+    children.push(w);
+    return w;
+  };
+  startWorker();
+
+  const baseURL = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (web.exitCode !== null) throw new Error("the console exited during start (is there a build? run `npm run build`)");
+    try {
+      if ((await fetch(`${baseURL}/api/health`)).ok) break;
+    } catch {
+      // not yet listening
+    }
+    if (Date.now() > deadline) throw new Error("the console did not become healthy in 90s");
+    await new Promise((r) => setTimeout(r, 250));
+  }
+
+  return {
+    baseURL,
+    databaseUrl,
+    startWorker,
+    stop: async () => {
+      for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
+      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r)))));
+      await dropDatabase?.().catch(() => {});
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/** An API error as the console shows it: the message, and the field it names if any. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Fetch JSON from the API, turning its error shape into an ApiError. */
+export async function fetchJson<T>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
+  const { json, ...rest } = init;
+  const res = await fetch(url, {
+    ...rest,
+    headers: { accept: "application/json", ...(json !== undefined ? { "content-type": "application/json" } : {}), ...rest.headers },
+    body: json !== undefined ? JSON.stringify(json) : rest.body,
+  });
+  const text = await res.text();
+  const body = text ? JSON.parse(text) : undefined;
+  if (!res.ok) {
+    const e = body?.error;
+    throw new ApiError(e?.message ?? `request failed with ${res.status}`, res.status, e?.code ?? "http", e?.field);
+  }
+  return body as T;
+}
+
+/** How often live views poll, in ms. */
+export const LIVE_REFRESH_MS = 2_000;

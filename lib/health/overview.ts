@@ -1,0 +1,47 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+
+/** Counts for the Overview header, each read through a small partial index (never a full count). */
+export type OverviewTotals = {
+  schedules: number;
+  paused: number;
+  workersAlive: number;
+  pending: number;
+  running: number;
+  dead: number;
+  now: string;
+};
+
+/** A worker is alive when it heartbeated within this many seconds. */
+export const WORKER_ALIVE_SECONDS = 30;
+
+export async function getOverviewTotals(db: Db): Promise<OverviewTotals> {
+  const r = await db.execute<{
+    schedules: number;
+    paused: number;
+    workers_alive: number;
+    pending: number;
+    running: number;
+    dead: number;
+    now: Date;
+  }>(sql`
+    SELECT
+      (SELECT count(*) FROM schedules WHERE deleted_at IS NULL)::int AS schedules,
+      (SELECT count(*) FROM schedules WHERE deleted_at IS NULL AND NOT enabled)::int AS paused,
+      (SELECT count(*) FROM workers WHERE stopped_at IS NULL
+         AND last_heartbeat_at > sk_now() - make_interval(secs => ${WORKER_ALIVE_SECONDS}))::int AS workers_alive,
+      (SELECT count(*) FROM runs WHERE state = 'pending')::int AS pending,
+      (SELECT count(*) FROM runs WHERE state = 'running')::int AS running,
+      (SELECT count(*) FROM runs WHERE state = 'dead')::int AS dead,
+      sk_now() AS now`);
+  const row = r.rows[0];
+  return {
+    schedules: row.schedules,
+    paused: row.paused,
+    workersAlive: row.workers_alive,
+    pending: row.pending,
+    running: row.running,
+    dead: row.dead,
+    now: new Date(row.now).toISOString(),
+  };
+}

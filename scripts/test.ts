@@ -1,0 +1,56 @@
+// `npm test`: the whole suite. Vitest (unit + integration against a real PostgreSQL), then the
+// console build if it is stale, then Playwright in Debian's Chromium. Ends with one summary line.
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { buildIsStale } from "./build-state";
+
+const out = path.resolve(".slotkeeper/test-results");
+fs.mkdirSync(out, { recursive: true });
+const vitestJson = path.join(out, "vitest.json");
+const playwrightJson = path.join(out, "playwright.json");
+fs.rmSync(vitestJson, { force: true });
+fs.rmSync(playwrightJson, { force: true });
+
+const only = process.argv[2]; // "unit" | "e2e" | undefined
+const run = (cmd: string, args: string[], env: Record<string, string> = {}) =>
+  spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, ...env } }).status ?? 1;
+
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+let broken = false;
+
+if (only !== "e2e") {
+  const code = run(process.execPath, [path.resolve("node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${vitestJson}`]);
+  if (fs.existsSync(vitestJson)) {
+    const r = JSON.parse(fs.readFileSync(vitestJson, "utf8"));
+    passed += r.numPassedTests;
+    failed += r.numFailedTests;
+    skipped += r.numPendingTests + r.numTodoTests;
+    // A file that failed to load has no failed test but fails the run.
+    if (code !== 0 && r.numFailedTests === 0) broken = true;
+  } else if (code !== 0) broken = true;
+}
+
+if (only !== "unit") {
+  if (process.env.SLOTKEEPER_SKIP_BUILD !== "1" && buildIsStale()) {
+    if (run(process.execPath, [require.resolve("next/dist/bin/next"), "build"]) !== 0) broken = true;
+  }
+  if (!broken || only === "e2e") {
+    const code = run(process.execPath, [path.resolve("node_modules/@playwright/test/cli.js"), "test", "--reporter=list,json"], {
+      PLAYWRIGHT_JSON_OUTPUT_FILE: playwrightJson,
+      PLAYWRIGHT_JSON_OUTPUT_NAME: playwrightJson,
+    });
+    if (fs.existsSync(playwrightJson)) {
+      const s = JSON.parse(fs.readFileSync(playwrightJson, "utf8")).stats;
+      passed += s.expected + (s.flaky ?? 0);
+      failed += s.unexpected;
+      skipped += s.skipped;
+      if (code !== 0 && s.unexpected === 0) broken = true;
+    } else if (code !== 0) broken = true;
+  }
+}
+
+console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped${broken ? " (a test file or step failed to run)" : ""}`);
+process.exit(failed > 0 || broken || passed === 0 ? 1 : 0);
