@@ -1,0 +1,129 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { WORKER_ALIVE_SECONDS } from "../health/overview";
+
+/**
+ * Partition leases divide the work, they do not make it safe: slot uniqueness (runs_slot_key) and
+ * the run's own fencing token (attempts) keep two workers in one partition harmless. The leases
+ * make that rare, so each worker ticks and claims only its own partitions and claim statements
+ * do not queue behind each other's row locks.
+ *
+ * A lease is held when `owner = me AND lease_expires_at > sk_now()`; every comparison reads the
+ * database clock. The token rises whenever a lease changes hands (never on a renewal), so a
+ * holder can tell a partition it kept from one it lost and got back.
+ */
+export type AcquireResult = {
+  /** Partitions this worker holds after the pass, ascending. */
+  held: number[];
+  /** Fencing token of each held partition. */
+  tokens: Record<number, number>;
+  /** Partition count read from the cluster table. */
+  partitions: number;
+  /** Live workers counted for the fair share (at least 1: the caller). */
+  liveWorkers: number;
+  /** ceil(partitions / liveWorkers). */
+  share: number;
+  /** Partitions taken over (free or expired) in this pass. */
+  taken: number[];
+  /** Surplus partitions given up in this pass. */
+  released: number[];
+};
+
+type Row = { partition: number; token: number };
+
+/**
+ * One lease pass for a worker: renew what it holds, give up surplus above its fair share
+ * (ceil(P / live workers)), and take free or expired partitions up to that share.
+ */
+export async function acquirePartitions(db: Db, opts: { workerId: string; leaseSeconds: number }): Promise<AcquireResult> {
+  const { workerId: me, leaseSeconds } = opts;
+  return db.transaction(async (tx) => {
+    const info = await tx.execute<{ partitions: number; live: number }>(sql`
+      SELECT c.partitions,
+        (SELECT count(*) FROM workers w
+          WHERE w.stopped_at IS NULL AND w.id <> ${me}
+            AND w.last_heartbeat_at > sk_now() - make_interval(secs => ${WORKER_ALIVE_SECONDS}))::int + 1 AS live
+      FROM cluster c WHERE c.id = 1`);
+    const partitions = info.rows[0]?.partitions ?? 1;
+    const liveWorkers = info.rows[0]?.live ?? 1;
+    const share = Math.ceil(partitions / liveWorkers);
+
+    // Lease rows for 0..P-1 exist from the first pass on; rows at or above P (after the count was
+    // lowered) are simply never considered again.
+    await tx.execute(sql`
+      INSERT INTO partition_leases (partition, token)
+      SELECT g, 0 FROM generate_series(0, ${partitions - 1}::int) g
+      ON CONFLICT (partition) DO NOTHING`);
+
+    // Renew only leases still running: one that expired may already belong to someone else, and
+    // if it does not, the take-over below claims it again with a new token.
+    const renewed = await tx.execute<Row>(sql`
+      UPDATE partition_leases SET lease_expires_at = sk_now() + make_interval(secs => ${leaseSeconds})
+      WHERE owner = ${me} AND lease_expires_at > sk_now() AND partition < ${partitions}
+      RETURNING partition, token`);
+    let held = renewed.rows.map((r) => ({ partition: r.partition, token: Number(r.token) })).sort((a, b) => a.partition - b.partition);
+
+    // A worker joined: give up the highest-numbered surplus at once so it can take them.
+    let released: number[] = [];
+    if (held.length > share) {
+      released = held.slice(share).map((r) => r.partition);
+      held = held.slice(0, share);
+      await tx.execute(sql`
+        UPDATE partition_leases SET owner = NULL, lease_expires_at = NULL
+        WHERE owner = ${me} AND partition = ANY(${sql.param(released)}::int[])`);
+    }
+    // Also drop any stale rows of ours (expired, or above a lowered count).
+    await tx.execute(sql`
+      UPDATE partition_leases SET owner = NULL, lease_expires_at = NULL
+      WHERE owner = ${me} AND (lease_expires_at <= sk_now() OR partition >= ${partitions})`);
+
+    let taken: number[] = [];
+    if (held.length < share) {
+      // SKIP LOCKED: two workers taking over at once split the free partitions instead of queueing;
+      // the outer WHERE re-checks the row each one locked.
+      const got = await tx.execute<Row>(sql`
+        UPDATE partition_leases pl
+        SET owner = ${me}, lease_expires_at = sk_now() + make_interval(secs => ${leaseSeconds}), token = pl.token + 1
+        WHERE pl.partition IN (
+          SELECT partition FROM partition_leases
+          WHERE partition < ${partitions} AND (owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= sk_now())
+          ORDER BY partition
+          LIMIT ${share - held.length}
+          FOR UPDATE SKIP LOCKED)
+        AND (pl.owner IS NULL OR pl.lease_expires_at IS NULL OR pl.lease_expires_at <= sk_now())
+        RETURNING pl.partition, pl.token`);
+      const gotRows = got.rows.map((r) => ({ partition: r.partition, token: Number(r.token) }));
+      taken = gotRows.map((r) => r.partition).sort((a, b) => a - b);
+      held = [...held, ...gotRows].sort((a, b) => a.partition - b.partition);
+    }
+
+    return {
+      held: held.map((r) => r.partition),
+      tokens: Object.fromEntries(held.map((r) => [r.partition, r.token])),
+      partitions,
+      liveWorkers,
+      share,
+      taken,
+      released,
+    };
+  });
+}
+
+/** Give up every partition lease a worker holds (clean shutdown), so others take them at once. */
+export async function releasePartitions(db: Db, workerId: string): Promise<number> {
+  const r = await db.execute(sql`
+    UPDATE partition_leases SET owner = NULL, lease_expires_at = NULL WHERE owner = ${workerId}`);
+  return r.rowCount ?? 0;
+}
+
+/** Current holder of every partition, as the database clock sees it (null when free or expired). */
+export async function listPartitionLeases(
+  db: Db,
+): Promise<{ partition: number; owner: string | null; token: number; leaseExpiresAt: Date | null }[]> {
+  const r = await db.execute<{ partition: number; owner: string | null; token: number; lease_expires_at: Date | null }>(sql`
+    SELECT pl.partition, CASE WHEN pl.lease_expires_at > sk_now() THEN pl.owner END AS owner, pl.token, pl.lease_expires_at
+    FROM partition_leases pl, cluster c
+    WHERE c.id = 1 AND pl.partition < c.partitions
+    ORDER BY pl.partition`);
+  return r.rows.map((x) => ({ partition: x.partition, owner: x.owner, token: Number(x.token), leaseExpiresAt: x.lease_expires_at }));
+}

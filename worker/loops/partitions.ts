@@ -1,0 +1,82 @@
+import type { Db } from "../../lib/db/client";
+import type { Logger } from "../../lib/log";
+import { acquirePartitions, releasePartitions } from "../../lib/partitions/leases";
+import { setPartitionCount } from "../../lib/partitions/count";
+import { startLoop } from "./loop";
+
+/** Partition lease length; renewed every third of it, so one missed pass is only a blip. */
+export const PARTITION_LEASE_SECONDS_DEFAULT = 15;
+
+export type PartitionsLoopOptions = {
+  db: Db;
+  workerId: string;
+  log: Logger;
+  leaseSeconds?: number;
+  /** Stop using a lease this long before it would expire, measured on this process's monotonic clock. */
+  safetyMarginMs?: number;
+  /** When set (SLOTKEEPER_PARTITIONS given explicitly), apply this partition count before the first pass. */
+  applyPartitionCount?: number;
+  /** Called after every pass with the partitions now held (e.g. to wake the claim loop). */
+  onChange?: (held: number[]) => void;
+};
+
+export type PartitionsLoop = {
+  /** Partitions this worker may tick and claim in right now ([] until the first pass, or once a renewal is overdue). */
+  held: () => number[];
+  stop: () => Promise<void>;
+};
+
+/**
+ * Hold a fair share of partition leases: acquire on start, renew every lease/3, and answer `held()`
+ * from the last successful pass only while its lease is safely unexpired on the monotonic clock.
+ * A failed renewal empties the set at once: the worker stops ticking and claiming there.
+ */
+export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop {
+  const leaseSeconds = opts.leaseSeconds ?? PARTITION_LEASE_SECONDS_DEFAULT;
+  const marginMs = Math.min(opts.safetyMarginMs ?? 2_000, (leaseSeconds * 1000) / 3);
+  let current: number[] = [];
+  // Deadline on performance.now(): measured from when the renewal was sent, as the article says.
+  let usableUntil = 0;
+  let countApplied = opts.applyPartitionCount === undefined;
+
+  const loop = startLoop({
+    name: "partitions:lease",
+    intervalMs: Math.max(100, Math.floor((leaseSeconds * 1000) / 3)),
+    log: opts.log,
+    run: async () => {
+      if (!countApplied) {
+        const r = await setPartitionCount(opts.db, opts.applyPartitionCount!);
+        if (r.changed) opts.log.info({ event: "partitions:count:changed", partitions: opts.applyPartitionCount, ...r });
+        countApplied = true;
+      }
+      const sentAt = performance.now();
+      let result;
+      try {
+        result = await acquirePartitions(opts.db, { workerId: opts.workerId, leaseSeconds });
+      } catch (err) {
+        // We cannot know whether we still hold anything: stop using every partition now.
+        current = [];
+        usableUntil = 0;
+        opts.onChange?.(current);
+        throw err;
+      }
+      const before = current.join(",");
+      current = result.held;
+      usableUntil = sentAt + leaseSeconds * 1000 - marginMs;
+      if (result.taken.length || result.released.length) {
+        opts.log.info({ event: "partitions:lease:changed", held: result.held, taken: result.taken, released: result.released, share: result.share, liveWorkers: result.liveWorkers });
+      }
+      if (before !== current.join(",")) opts.onChange?.(current);
+    },
+  });
+
+  return {
+    held: () => (performance.now() < usableUntil ? current : []),
+    stop: async () => {
+      await loop.stop();
+      current = [];
+      usableUntil = 0;
+      await releasePartitions(opts.db, opts.workerId).catch((err) => opts.log.warn({ event: "partitions:release:error", err }));
+    },
+  };
+}
