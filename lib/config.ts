@@ -17,6 +17,8 @@ export const configDefaults = {
   leaseSafetyMarginMs: 5_000,
   backfillMaxRuns: 10_000,
   payloadMaxBytes: 64 * 1024,
+  retentionDays: 30,
+  retentionMaxRuns: 10_000,
 } as const;
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -52,6 +54,10 @@ const envSchema = z.object({
   SLOTKEEPER_BACKFILL_MAX_RUNS: int(1, 1_000_000).default(configDefaults.backfillMaxRuns),
   /** Largest schedule payload, in bytes of JSON. */
   SLOTKEEPER_PAYLOAD_MAX_BYTES: int(2, 10 * 1024 * 1024).default(configDefaults.payloadMaxBytes),
+  /** Days finished and skipped runs are kept (a schedule's retention_days overrides it). */
+  SLOTKEEPER_RETENTION_DAYS: int(1, 36_500).default(configDefaults.retentionDays),
+  /** Most runs kept per schedule; older finished ones beyond it are deleted (retention_max_runs overrides it). */
+  SLOTKEEPER_RETENTION_MAX_RUNS: int(1, 100_000_000).default(configDefaults.retentionMaxRuns),
   /** Worker id; defaults to host-pid-random. */
   SLOTKEEPER_WORKER_ID: z.string().min(1).max(200).optional(),
 });
@@ -72,6 +78,8 @@ export type Config = {
   leaseSafetyMarginMs: number;
   backfillMaxRuns: number;
   payloadMaxBytes: number;
+  retentionDays: number;
+  retentionMaxRuns: number;
   workerId: string | undefined;
 };
 
@@ -103,6 +111,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     leaseSafetyMarginMs: e.SLOTKEEPER_LEASE_SAFETY_MARGIN_MS,
     backfillMaxRuns: e.SLOTKEEPER_BACKFILL_MAX_RUNS,
     payloadMaxBytes: e.SLOTKEEPER_PAYLOAD_MAX_BYTES,
+    retentionDays: e.SLOTKEEPER_RETENTION_DAYS,
+    retentionMaxRuns: e.SLOTKEEPER_RETENTION_MAX_RUNS,
     workerId: e.SLOTKEEPER_WORKER_ID,
   };
 }

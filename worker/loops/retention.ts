@@ -1,0 +1,43 @@
+import type { Db } from "../../lib/db/client";
+import type { Logger } from "../../lib/log";
+import { deleteExpiredRuns, type RetentionDefaults } from "../../lib/runs/retention";
+import { startLoop, type Loop } from "./loop";
+
+/** A full sweep starts this often; between statements the sweep pauses so it never crowds the hot path. */
+export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
+export const RETENTION_PAUSE_MS = 200;
+
+export type RetentionLoopOptions = {
+  db: Db;
+  log: Logger;
+  policy: RetentionDefaults;
+  /** Only the worker for which this returns true sweeps (the holder of partition 0). */
+  isSweeper: () => boolean;
+  intervalMs?: number;
+  pauseMs?: number;
+};
+
+/**
+ * Sweep expired runs: one statement (≤ 1,000 rows) at a time with a pause between, a whole sweep
+ * per interval, only on the worker that holds partition 0 (an advisory lock guards hand-overs).
+ */
+export function startRetentionLoop(opts: RetentionLoopOptions): Loop {
+  const pauseMs = opts.pauseMs ?? RETENTION_PAUSE_MS;
+  return startLoop({
+    name: "retention:sweep",
+    intervalMs: opts.intervalMs ?? RETENTION_SWEEP_INTERVAL_MS,
+    log: opts.log,
+    run: async (signal) => {
+      let cursor = 0;
+      let total = 0;
+      while (!signal.aborted && opts.isSweeper()) {
+        const pass = await deleteExpiredRuns(opts.db, { ...opts.policy, afterScheduleId: cursor });
+        total += pass.deleted;
+        cursor = pass.nextScheduleId;
+        if (!pass.ran || pass.sweepDone) break;
+        await new Promise((r) => setTimeout(r, pauseMs));
+      }
+      if (total > 0) opts.log.info({ event: "retention:sweep:done", deleted: total });
+    },
+  });
+}
