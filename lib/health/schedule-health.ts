@@ -33,7 +33,14 @@ export type ScheduleHealth = {
   lateAfterSeconds: number | null;
   /** The oldest-pending-age threshold above which the schedule is backlogged. */
   backlogAfterSeconds: number | null;
+  /** Seconds since the schedule was created: what "late" is judged by when it never succeeded. */
+  ageSeconds: number;
+  /** Which rules hold right now, each on its own (the status shows only the most urgent). */
+  rules: HealthRules;
 };
+
+/** The three health rules, evaluated independently; alerts and metrics use these, the status orders them. */
+export type HealthRules = { late: boolean; failing: boolean; backlogged: boolean };
 
 /** Default slack on top of two intervals: covers a poll interval and a normal handler run. */
 export const DEFAULT_LATE_GRACE_SECONDS = 30;
@@ -82,20 +89,30 @@ export function backlogAfterSecondsFor(s: HealthInputs, now: Date): number {
   return Math.max(gapSeconds(s, now), MIN_BACKLOG_AFTER_SECONDS);
 }
 
+type HealthNumbers = { enabled: boolean; sinceLastSuccessSeconds: number | null; ageSeconds: number; deadRuns: number; oldestPendingAgeSeconds: number | null };
+
 /**
- * The status from the numbers, most urgent first: paused, failing, late, backlogged, healthy.
- * A schedule that never succeeded is judged by how long it has existed (`ageSeconds`), so a new
- * nightly job is not late on its first day but one that never once worked is.
+ * The one definition of late / failing / backlogged (console status, alerts and metrics all use
+ * it). A schedule that never succeeded is judged by how long it has existed (`ageSeconds`), so a
+ * new nightly job is not late on its first day but one that never once worked is. A paused
+ * schedule breaks no rule: nobody expects it to run.
  */
-export function deriveStatus(
-  n: { enabled: boolean; sinceLastSuccessSeconds: number | null; ageSeconds: number; deadRuns: number; oldestPendingAgeSeconds: number | null },
-  lateAfterSeconds: number,
-  backlogAfterSeconds: number,
-): HealthStatus {
+export function evaluateHealthRules(n: HealthNumbers, lateAfterSeconds: number, backlogAfterSeconds: number): HealthRules {
+  if (!n.enabled) return { late: false, failing: false, backlogged: false };
+  return {
+    failing: n.deadRuns > 0,
+    late: (n.sinceLastSuccessSeconds ?? n.ageSeconds) > lateAfterSeconds,
+    backlogged: n.oldestPendingAgeSeconds !== null && n.oldestPendingAgeSeconds > backlogAfterSeconds,
+  };
+}
+
+/** The status from the numbers, most urgent first: paused, failing, late, backlogged, healthy. */
+export function deriveStatus(n: HealthNumbers, lateAfterSeconds: number, backlogAfterSeconds: number): HealthStatus {
   if (!n.enabled) return "paused";
-  if (n.deadRuns > 0) return "failing";
-  if ((n.sinceLastSuccessSeconds ?? n.ageSeconds) > lateAfterSeconds) return "late";
-  if (n.oldestPendingAgeSeconds !== null && n.oldestPendingAgeSeconds > backlogAfterSeconds) return "backlogged";
+  const rules = evaluateHealthRules(n, lateAfterSeconds, backlogAfterSeconds);
+  if (rules.failing) return "failing";
+  if (rules.late) return "late";
+  if (rules.backlogged) return "backlogged";
   return "healthy";
 }
 
@@ -116,7 +133,7 @@ type Row = {
 };
 
 /** Health for each of the given schedules (deleted ones included if asked for by id). */
-export async function getScheduleHealth(db: Db, scheduleIds: number[]): Promise<Map<number, ScheduleHealth>> {
+export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: number[]): Promise<Map<number, ScheduleHealth>> {
   const out = new Map<number, ScheduleHealth>();
   if (scheduleIds.length === 0) return out;
   // The last success: the newest done runs by slot (runs_history_idx), then the latest finish
@@ -169,6 +186,8 @@ export async function getScheduleHealth(db: Db, scheduleIds: number[]): Promise<
       status: deriveStatus(numbers, lateAfter, backlogAfter),
       lateAfterSeconds: Number.isFinite(lateAfter) ? lateAfter : null,
       backlogAfterSeconds: Number.isFinite(backlogAfter) ? backlogAfter : null,
+      ageSeconds: numbers.ageSeconds,
+      rules: evaluateHealthRules(numbers, lateAfter, backlogAfter),
     });
   }
   return out;
