@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { getScheduleHealth, type ScheduleHealth } from "./schedule-health";
 
 /** Counts for the Overview header, each read through a small partial index (never a full count). */
 export type OverviewTotals = {
@@ -44,4 +45,38 @@ export async function getOverviewTotals(db: Db): Promise<OverviewTotals> {
     dead: row.dead,
     now: new Date(row.now).toISOString(),
   };
+}
+
+/** One schedule's row on the Overview: what it runs, when, and its health. */
+export type OverviewSchedule = {
+  id: number;
+  name: string;
+  handler: string;
+  cron: string | null;
+  everySeconds: number | null;
+  timezone: string;
+  catchUp: "skip" | "latest" | "all";
+  enabled: boolean;
+} & ScheduleHealth;
+
+/** Live schedules by name (at most `limit`), each with its health. */
+export async function listOverviewSchedules(db: Db, limit = 500): Promise<OverviewSchedule[]> {
+  const r = await db.execute<{
+    id: number;
+    name: string;
+    handler: string;
+    cron: string | null;
+    every_seconds: number | null;
+    timezone: string;
+    catch_up: OverviewSchedule["catchUp"];
+    enabled: boolean;
+  }>(sql`
+    SELECT id, name, handler, cron, every_seconds, timezone, catch_up, enabled
+    FROM schedules WHERE deleted_at IS NULL ORDER BY name LIMIT ${limit}`);
+  const health = await getScheduleHealth(db, r.rows.map((s) => Number(s.id)));
+  return r.rows.flatMap((s) => {
+    const h = health.get(Number(s.id));
+    if (!h) return [];
+    return [{ id: Number(s.id), name: s.name, handler: s.handler, cron: s.cron, everySeconds: s.every_seconds, timezone: s.timezone, catchUp: s.catch_up, enabled: s.enabled, ...h }];
+  });
 }

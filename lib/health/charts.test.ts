@@ -1,0 +1,50 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { setClock } from "../testing/clock";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { getHealthCharts } from "./charts";
+
+let t: TestDatabase;
+beforeAll(async () => {
+  t = await createTestDatabase({ poolSize: 4 });
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+async function run(scheduleId: number, slot: string, state: string, startedAt: string | null, finishedAt: string | null) {
+  await t.pool.query(
+    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts, started_at, finished_at)
+     VALUES ($1, 0, $2, $2, $2, $3, 6, $4, $5)`,
+    [scheduleId, slot, state, startedAt, finishedAt],
+  );
+}
+
+it("buckets outcomes, since-last-success and oldest pending age over the window", async () => {
+  await setClock(t.pool, "2030-01-01T10:00:30Z");
+  const { rows } = await t.pool.query<{ id: number }>(
+    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('m', 'noop', 60, sk_now(), 0) RETURNING id`,
+  );
+  const id = Number(rows[0].id);
+  await run(id, "2030-01-01T08:00:00Z", "done", "2030-01-01T08:00:01Z", "2030-01-01T08:00:02Z"); // before the window
+  await run(id, "2030-01-01T09:30:00Z", "done", "2030-01-01T09:30:01Z", "2030-01-01T09:30:05Z");
+  await run(id, "2030-01-01T09:40:00Z", "dead", "2030-01-01T09:40:01Z", "2030-01-01T09:40:02Z");
+  await run(id, "2030-01-01T09:58:00Z", "pending", null, null);
+
+  const c = await getHealthCharts(t.db, [{ id, name: "m" }], "1h");
+  expect(c.outcomes).toHaveLength(60);
+  expect(c.from).toBe("2030-01-01T09:01:00.000Z");
+  expect(c.to).toBe("2030-01-01T10:01:00.000Z");
+  const at = (iso: string) => c.outcomes.findIndex((p) => p.t === iso);
+  expect(c.outcomes[at("2030-01-01T09:30:00.000Z")]).toMatchObject({ done: 1, dead: 0 });
+  expect(c.outcomes[at("2030-01-01T09:40:00.000Z")]).toMatchObject({ dead: 1 });
+  expect(c.outcomes[at("2030-01-01T09:58:00.000Z")]).toMatchObject({ waiting: 1 });
+  // Before 09:30 the last success was at 08:00:02; sample 09:02 → 3,718 s.
+  expect(c.sinceLastSuccess[0][`s${id}`]).toBe(3718);
+  // Sample 09:31 (end of bucket 09:30) → 55 s after 09:30:05; the last sample is now (10:00:30).
+  expect(c.sinceLastSuccess[at("2030-01-01T09:30:00.000Z")][`s${id}`]).toBe(55);
+  expect(c.sinceLastSuccess[59][`s${id}`]).toBe(1825);
+  // The pending 09:58 slot: 60 s old at 09:59, 150 s at now; nothing pending at 09:57.
+  expect(c.oldestPendingAge[at("2030-01-01T09:58:00.000Z")][`s${id}`]).toBe(60);
+  expect(c.oldestPendingAge[59][`s${id}`]).toBe(150);
+  expect(c.oldestPendingAge[at("2030-01-01T09:56:00.000Z")][`s${id}`]).toBe(0);
+});
