@@ -1,0 +1,190 @@
+/**
+ * The tick: turn schedules into slot rows a short horizon ahead. Every worker may tick at any time;
+ * they cannot collide, because
+ * - the unique key runs(schedule_id, scheduled_for) WHERE origin <> 'manual' lets each slot exist
+ *   once (promise: each slot exists once), and the insert says ON CONFLICT DO NOTHING;
+ * - due schedules are taken FOR UPDATE SKIP LOCKED, so two tickers work on different schedules;
+ * - the high-water mark (schedules.next_slot_at) advances in the same transaction as the insert,
+ *   and lives in the database, so a worker that restarts every hour never loses a weekly slot;
+ * - what is due is decided by sk_now() alone (promise: one clock decides).
+ * Per batch: one SELECT … FOR UPDATE SKIP LOCKED, one INSERT … SELECT FROM unnest, one UPDATE … FROM unnest.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { CatchUpPolicy } from "../db/schema";
+import { planSlots, type PlannedRun, type PlannedSkip } from "../schedules/catch-up";
+import { runLatenessPass } from "./lateness-pass";
+
+export type TickOptions = {
+  /** Partitions this ticker holds; null = all partitions. */
+  partitions: number[] | null;
+  /** Materialise slots up to sk_now() + this. */
+  horizonSeconds: number;
+  /** A slot whose due time is older than sk_now() - this when first seen unclaimed is missed. */
+  graceSeconds: number;
+  /** Schedules per transaction. */
+  batchSize?: number;
+  /** Slots looked at one by one per schedule per tick; the rest continue next tick. */
+  maxSlotsPerSchedule?: number;
+  /** Batches per call, so one call stays bounded when many schedules are due. */
+  maxBatches?: number;
+};
+
+/** What one tick did: schedules advanced, runs created, and slots skipped by reason. */
+export type TickResult = { schedules: number; created: number; skipped: number; coalesced: number; tooLate: number };
+
+type DueRow = {
+  id: number;
+  partition: number;
+  cron: string | null;
+  every_seconds: number | null;
+  timezone: string;
+  catch_up: CatchUpPolicy;
+  max_lateness_seconds: number | null;
+  jitter_seconds: number;
+  retry_max_attempts: number;
+  // db.execute hands timestamptz back as text.
+  next_slot_at: string | Date;
+  now: string | Date;
+};
+
+/** Run the lateness pass, then materialise due slots of the given partitions in bulk batches. */
+export async function tickOnce(db: Db, opts: TickOptions): Promise<TickResult> {
+  const batchSize = opts.batchSize ?? 200;
+  const total: TickResult = { schedules: 0, created: 0, skipped: 0, coalesced: 0, tooLate: 0 };
+  const add = (r: Partial<TickResult>) => {
+    for (const k of Object.keys(total) as (keyof TickResult)[]) total[k] += r[k] ?? 0;
+  };
+  add(await runLatenessPass(db, opts));
+  let catchUpRuns = 0;
+  for (let i = 0; i < (opts.maxBatches ?? 10); i++) {
+    const batch = await materialiseBatch(db, opts, batchSize);
+    add(batch);
+    catchUpRuns += batch.catchUpRuns;
+    if (batch.schedules < batchSize) break;
+  }
+  // A catch-up run may now sit beside late pending runs written before an outage; settle them now.
+  if (catchUpRuns > 0) add(await runLatenessPass(db, opts));
+  return total;
+}
+
+type BatchResult = TickResult & { catchUpRuns: number };
+
+async function materialiseBatch(db: Db, opts: TickOptions, batchSize: number): Promise<BatchResult> {
+  const partitions = opts.partitions === null ? null : sql.param(opts.partitions);
+  return db.transaction(async (tx) => {
+    const due = await tx.execute<DueRow>(sql`
+      SELECT s.id, s.partition, s.cron, s.every_seconds, s.timezone, s.catch_up, s.max_lateness_seconds,
+             s.jitter_seconds, s.retry_max_attempts, s.next_slot_at, sk_now() AS now
+      FROM schedules s
+      WHERE s.enabled AND s.deleted_at IS NULL
+        AND s.next_slot_at <= sk_now() + make_interval(secs => ${opts.horizonSeconds})
+        AND (${partitions}::int[] IS NULL OR s.partition = ANY(${partitions}::int[]))
+      ORDER BY s.next_slot_at
+      LIMIT ${batchSize}
+      FOR UPDATE SKIP LOCKED`);
+    const result: BatchResult = { schedules: due.rows.length, created: 0, skipped: 0, coalesced: 0, tooLate: 0, catchUpRuns: 0 };
+    if (due.rows.length === 0) return result;
+
+    const rows = new RowColumns();
+    const advanced: { ids: number[]; next: Date[] } = { ids: [], next: [] };
+    for (const s of due.rows) {
+      const plan = planSlots(
+        {
+          id: s.id,
+          cron: s.cron,
+          everySeconds: s.every_seconds,
+          timezone: s.timezone,
+          catchUp: s.catch_up,
+          maxLatenessSeconds: s.max_lateness_seconds,
+          jitterSeconds: s.jitter_seconds,
+          nextSlotAt: new Date(s.next_slot_at),
+        },
+        { now: new Date(s.now), horizonSeconds: opts.horizonSeconds, graceSeconds: opts.graceSeconds, maxSlots: opts.maxSlotsPerSchedule ?? 1000 },
+      );
+      for (const run of plan.runs) rows.addRun(s, run);
+      for (const skip of plan.skips) rows.addSkip(s, skip);
+      advanced.ids.push(s.id);
+      advanced.next.push(plan.nextSlotAt);
+    }
+
+    if (rows.length > 0) {
+      const inserted = await tx.execute<{ state: string; origin: string; skip_reason: string | null; skipped_count: number | null }>(sql`
+        INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts,
+                          skip_reason, skipped_until, skipped_count, coalesced_into, finished_at)
+        SELECT u.schedule_id, u.partition, u.scheduled_for, u.due_at, u.due_at, u.state::run_state, u.origin::run_origin,
+               u.max_attempts, u.skip_reason::skip_reason, u.skipped_until, u.skipped_count, u.coalesced_into,
+               CASE WHEN u.state = 'skipped' THEN sk_now() END
+        FROM unnest(${sql.param(rows.scheduleId)}::bigint[], ${sql.param(rows.partition)}::int[],
+                    ${sql.param(rows.scheduledFor)}::timestamptz[], ${sql.param(rows.dueAt)}::timestamptz[],
+                    ${sql.param(rows.state)}::text[], ${sql.param(rows.origin)}::text[], ${sql.param(rows.maxAttempts)}::int[],
+                    ${sql.param(rows.skipReason)}::text[], ${sql.param(rows.skippedUntil)}::timestamptz[],
+                    ${sql.param(rows.skippedCount)}::int[], ${sql.param(rows.coalescedInto)}::timestamptz[])
+          AS u(schedule_id, partition, scheduled_for, due_at, state, origin, max_attempts,
+               skip_reason, skipped_until, skipped_count, coalesced_into)
+        ON CONFLICT (schedule_id, scheduled_for) WHERE origin <> 'manual' DO NOTHING
+        RETURNING state, origin, skip_reason, skipped_count`);
+      for (const r of inserted.rows) {
+        if (r.state === "pending") {
+          result.created++;
+          if (r.origin === "catch_up") result.catchUpRuns++;
+        } else if (r.skip_reason === "missed") result.skipped += r.skipped_count ?? 1;
+        else if (r.skip_reason === "coalesced") result.coalesced += r.skipped_count ?? 1;
+        else if (r.skip_reason === "too_late") result.tooLate += r.skipped_count ?? 1;
+      }
+    }
+
+    // Advance the high-water mark with the insert, in the same transaction: a slot is written once.
+    await tx.execute(sql`
+      UPDATE schedules SET next_slot_at = u.next_slot_at
+      FROM unnest(${sql.param(advanced.ids)}::bigint[], ${sql.param(advanced.next)}::timestamptz[]) AS u(id, next_slot_at)
+      WHERE schedules.id = u.id`);
+    return result;
+  });
+}
+
+/** Column arrays for one unnest() insert. */
+class RowColumns {
+  scheduleId: number[] = [];
+  partition: number[] = [];
+  scheduledFor: Date[] = [];
+  dueAt: Date[] = [];
+  state: string[] = [];
+  origin: string[] = [];
+  maxAttempts: number[] = [];
+  skipReason: (string | null)[] = [];
+  skippedUntil: (Date | null)[] = [];
+  skippedCount: (number | null)[] = [];
+  coalescedInto: (Date | null)[] = [];
+
+  get length(): number {
+    return this.scheduleId.length;
+  }
+
+  private push(s: DueRow, scheduledFor: Date, dueAt: Date, state: string, origin: string) {
+    this.scheduleId.push(s.id);
+    this.partition.push(s.partition);
+    this.scheduledFor.push(scheduledFor);
+    this.dueAt.push(dueAt);
+    this.state.push(state);
+    this.origin.push(origin);
+    // runs.max_attempts = the schedule's retry policy at materialisation.
+    this.maxAttempts.push(s.retry_max_attempts);
+  }
+
+  addRun(s: DueRow, run: PlannedRun) {
+    this.push(s, run.scheduledFor, run.dueAt, "pending", run.origin);
+    this.skipReason.push(null);
+    this.skippedUntil.push(null);
+    this.skippedCount.push(null);
+    this.coalescedInto.push(null);
+  }
+
+  addSkip(s: DueRow, skip: PlannedSkip) {
+    this.push(s, skip.scheduledFor, skip.scheduledFor, "skipped", "schedule");
+    this.skipReason.push(skip.reason);
+    this.skippedUntil.push(skip.skippedUntil);
+    this.skippedCount.push(skip.skippedCount);
+    this.coalescedInto.push(skip.coalescedInto);
+  }
+}
