@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createDb, createPool } from "../db/client";
+import { advanceClock, setClock } from "../testing/clock";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { insertRuns, insertSchedule, readAttempts, readRun, slots } from "../../worker/testing/fixtures";
+import { claimRuns, claimRunsDetailed } from "./claim";
+import { heartbeatRuns } from "./lease";
+
+let t: TestDatabase;
+const T0 = new Date("2030-01-01T10:00:00Z");
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t?.drop();
+});
+beforeEach(async () => {
+  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
+  await setClock(t.pool, T0);
+});
+
+describe("claimRuns", () => {
+  it("claims due pending runs only, sets the lease from the schedule and bumps the token", async () => {
+    const s = await insertSchedule(t.pool, { leaseSeconds: 30 });
+    const [due, later] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() + 1000) }]);
+    const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
+    expect(claimed.map((c) => c.id)).toEqual([due]);
+    expect(claimed[0]).toMatchObject({ attempt: 1, leaseSeconds: 30, handler: "noop", scheduleId: s });
+    const row = await readRun(t.pool, due);
+    expect(row).toMatchObject({ state: "running", attempts: 1, lease_owner: "w1" });
+    expect(row.lease_expires_at!.getTime()).toBe(T0.getTime() + 30_000);
+    expect((await readRun(t.pool, later)).state).toBe("pending");
+  });
+
+  it("respects the limit and the partitions it is given", async () => {
+    const s0 = await insertSchedule(t.pool, { partition: 0 });
+    const s1 = await insertSchedule(t.pool, { partition: 1 });
+    await insertRuns(t.pool, s0, slots(T0.getTime() - 60_000 * 5, 5).map((d) => ({ scheduledFor: d })));
+    await insertRuns(t.pool, s1, slots(T0.getTime() - 60_000 * 5, 5).map((d) => ({ scheduledFor: d })));
+    expect(await claimRuns(t.db, { workerId: "w1", partitions: [1], limit: 3 })).toHaveLength(3);
+    const rest = await claimRuns(t.db, { workerId: "w1", partitions: [1], limit: 10 });
+    expect(rest.every((r) => r.scheduleId === s1)).toBe(true);
+    expect(rest).toHaveLength(2);
+    expect(await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 0 })).toEqual([]);
+  });
+
+  it("reclaims a run whose lease expired, recording the lost attempt, and fences the old holder", async () => {
+    const s = await insertSchedule(t.pool, { leaseSeconds: 10 });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
+    await advanceClock(t.pool, 9_000);
+    expect(await claimRuns(t.db, { workerId: "w2", partitions: null, limit: 1 })).toEqual([]);
+    await advanceClock(t.pool, 2_000);
+    const [again] = await claimRuns(t.db, { workerId: "w2", partitions: null, limit: 1 });
+    expect(again).toMatchObject({ id, attempt: 2 });
+    const [lost] = await readAttempts(t.pool, id);
+    expect(lost).toMatchObject({ attempt: 1, worker_id: "w1", outcome: "lease_expired" });
+    expect((await heartbeatRuns(t.db, "w1", [{ id, attempt: 1 }])).has(id)).toBe(false);
+    expect((await heartbeatRuns(t.db, "w2", [{ id, attempt: 2 }])).has(id)).toBe(true);
+  });
+
+  it("sends a run dead when its final attempt's lease expires", async () => {
+    const s = await insertSchedule(t.pool, { leaseSeconds: 5, retryMaxAttempts: 1 });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
+    await advanceClock(t.pool, 6_000);
+    const { claimed, settled } = await claimRunsDetailed(t.db, { workerId: "w2", partitions: null, limit: 1 });
+    expect(claimed).toEqual([]);
+    expect(settled).toEqual([{ id, state: "dead" }]);
+    expect(await readRun(t.pool, id)).toMatchObject({ state: "dead", attempts: 1, last_error: "lease expired on final attempt" });
+    expect((await readAttempts(t.pool, id)).map((a) => a.outcome)).toEqual(["lease_expired"]);
+  });
+
+  it("never hands one run to two concurrent claimers (SKIP LOCKED on real connections)", async () => {
+    const s = await insertSchedule(t.pool);
+    await insertRuns(t.pool, s, slots(T0.getTime() - 600 * 60_000, 600).map((d) => ({ scheduledFor: d })));
+    const pools = Array.from({ length: 4 }, () => createPool(t.url, { max: 1 }));
+    try {
+      const got = await Promise.all(
+        pools.map(async (p, i) => {
+          const ids: number[] = [];
+          for (;;) {
+            const batch = await claimRuns(createDb(p), { workerId: `w${i}`, partitions: null, limit: 25 });
+            if (batch.length === 0) return ids;
+            ids.push(...batch.map((b) => b.id));
+          }
+        }),
+      );
+      const all = got.flat();
+      expect(all).toHaveLength(600);
+      expect(new Set(all).size).toBe(600);
+    } finally {
+      await Promise.all(pools.map((p) => p.end()));
+    }
+  });
+});
+
+describe("overlap in the claim", () => {
+  it("forbid: a later slot waits while an earlier run is running or waiting on retry", async () => {
+    const s = await insertSchedule(t.pool, { overlap: "forbid" });
+    const [a, b] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() - 2000) }, { scheduledFor: T0 }]);
+    expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((r) => r.id)).toEqual([a]);
+    expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toEqual([]);
+    // a fails and waits on backoff: still unfinished, b still waits.
+    await t.pool.query("UPDATE runs SET state = 'pending', run_after = sk_now() + interval '1 minute', lease_owner = NULL WHERE id = $1", [a]);
+    expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toEqual([]);
+    await t.pool.query("UPDATE runs SET state = 'done' WHERE id = $1", [a]);
+    expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((r) => r.id)).toEqual([b]);
+  });
+
+  it("skip: a slot whose predecessor is running or retrying is skipped with reason overlap", async () => {
+    const s = await insertSchedule(t.pool, { overlap: "skip" });
+    const [a, b, c] = await insertRuns(t.pool, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(T0.getTime() - (3 - i) * 1000) })));
+    // Same batch: only the earliest starts; the others wait for it to start, then are skipped.
+    expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((r) => r.id)).toEqual([a]);
+    const { claimed, settled } = await claimRunsDetailed(t.db, { workerId: "w", partitions: null, limit: 10 });
+    expect(claimed).toEqual([]);
+    expect(settled.map((x) => x.state)).toEqual(["skipped", "skipped"]);
+    expect(await readRun(t.pool, b)).toMatchObject({ state: "skipped", skip_reason: "overlap", attempts: 0 });
+    expect((await readRun(t.pool, c)).skip_reason).toBe("overlap");
+  });
+
+  it("allow: every due slot of a schedule is claimed at once", async () => {
+    const s = await insertSchedule(t.pool, { overlap: "allow" });
+    await insertRuns(t.pool, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
+    expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toHaveLength(3);
+  });
+});

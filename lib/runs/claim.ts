@@ -1,0 +1,155 @@
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { RetryPolicy } from "./backoff";
+
+/** A run this worker now holds: everything needed to call its handler and to fence its writes. */
+export type ClaimedRun = {
+  id: number;
+  scheduleId: number;
+  scheduleName: string;
+  handler: string;
+  payload: unknown;
+  scheduledFor: Date;
+  /** The fencing token: `runs.attempts` after this claim. Every later write names it. */
+  attempt: number;
+  leaseSeconds: number;
+  origin: "schedule" | "catch_up" | "manual" | "backfill";
+  retry: RetryPolicy;
+  maxAttempts: number;
+};
+
+/** What one claim statement did to a row: only `running` rows are handed to handlers. */
+export type ClaimOutcome = { id: number; state: "running" | "skipped" | "dead" };
+
+export type ClaimOptions = { workerId: string; partitions: number[] | null; limit: number };
+
+type Row = {
+  id: number;
+  schedule_id: number;
+  schedule_name: string;
+  handler: string;
+  payload: unknown;
+  scheduled_for: Date;
+  attempts: number;
+  lease_seconds: number;
+  origin: ClaimedRun["origin"];
+  retry_max_attempts: number;
+  retry_base_seconds: number;
+  retry_cap_seconds: number;
+  max_attempts: number;
+  state: ClaimOutcome["state"];
+};
+
+/**
+ * Claim up to `limit` due runs in one statement: pending runs whose run_after has passed and
+ * running runs whose lease expired, skipping rows other workers hold (FOR UPDATE SKIP LOCKED).
+ * Returns only the runs this worker must now execute; overlap skips and final-attempt expiries
+ * are settled in the same statement (see `claimRunsDetailed`).
+ */
+export async function claimRuns(db: Db, opts: ClaimOptions): Promise<ClaimedRun[]> {
+  const { claimed } = await claimRunsDetailed(db, opts);
+  return claimed;
+}
+
+/** `claimRuns`, also reporting the rows the statement skipped (overlap) or sent dead (lease expired on the final attempt). */
+export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<{ claimed: ClaimedRun[]; settled: ClaimOutcome[] }> {
+  if (opts.limit <= 0) return { claimed: [], settled: [] };
+  const inPartitions = (alias: string) =>
+    opts.partitions === null ? sql`` : sql`AND ${sql.raw(alias)}.partition = ANY(${sql.param(opts.partitions)}::int[])`;
+
+  // One clock: every due/expired comparison reads sk_now(), never the worker's clock.
+  const result = await db.execute<Row>(sql`
+    WITH expired AS (
+      -- Running runs whose lease ran out: the previous worker died or stalled.
+      SELECT r.id, r.attempts, r.max_attempts, r.lease_owner, r.started_at, r.lease_expires_at
+      FROM runs r
+      WHERE r.state = 'running' AND r.lease_expires_at < sk_now() ${inPartitions("r")}
+      LIMIT ${opts.limit}
+      FOR UPDATE SKIP LOCKED
+    ),
+    due AS (
+      -- Pending runs that are due. Overlap: 'forbid' waits while any earlier run of the schedule is
+      -- unfinished (pending, incl. waiting on retry backoff, or running). 'skip' marks the run skipped
+      -- when an earlier one is running or waiting on retry, and otherwise waits only for an earlier
+      -- run that has not started yet (so a backlog runs one at a time, never side by side).
+      SELECT r.id, busy.any AS overlapped
+      FROM runs r
+      JOIN schedules s ON s.id = r.schedule_id
+      CROSS JOIN LATERAL (
+        SELECT s.overlap = 'skip' AND EXISTS (
+          SELECT 1 FROM runs p
+          WHERE p.schedule_id = r.schedule_id AND p.scheduled_for < r.scheduled_for
+            AND (p.state = 'running' OR (p.state = 'pending' AND p.attempts > 0))
+        ) AS any
+      ) busy
+      WHERE r.state = 'pending' AND r.run_after <= sk_now() ${inPartitions("r")}
+        AND (s.overlap = 'allow'
+          OR busy.any
+          OR NOT EXISTS (
+            SELECT 1 FROM runs p
+            WHERE p.schedule_id = r.schedule_id AND p.scheduled_for < r.scheduled_for
+              AND p.state IN ('pending', 'running')
+          ))
+      ORDER BY r.run_after
+      LIMIT greatest(0, ${opts.limit} - (SELECT count(*) FROM expired))
+      FOR UPDATE OF r SKIP LOCKED
+    ),
+    picked AS (
+      SELECT d.id, false AS lease_expired, CASE WHEN d.overlapped THEN 'skipped' ELSE 'running' END::run_state AS next_state
+      FROM due d
+      UNION ALL
+      -- A run whose final attempt's lease expired goes dead rather than past its allowance.
+      SELECT e.id, true, CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'running' END::run_state
+      FROM expired e
+    ),
+    lost AS (
+      -- The attempt whose lease expired is history too: it ran somewhere and never finished.
+      INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error)
+      SELECT e.id, e.attempts, coalesce(e.lease_owner, 'unknown'), coalesce(e.started_at, e.lease_expires_at),
+        e.lease_expires_at, 'lease_expired', 'lease expired: worker ' || coalesce(e.lease_owner, 'unknown') || ' stopped renewing it'
+      FROM expired e
+      WHERE e.attempts > 0
+      ON CONFLICT (run_id, attempt) DO NOTHING
+    )
+    UPDATE runs r SET
+      state = d.next_state,
+      -- Fencing: the token rises on every claim, so the previous holder's writes match no row.
+      attempts = CASE WHEN d.next_state = 'running' THEN r.attempts + 1 ELSE r.attempts END,
+      lease_owner = CASE WHEN d.next_state = 'running' THEN ${opts.workerId} END,
+      lease_expires_at = CASE WHEN d.next_state = 'running' THEN sk_now() + make_interval(secs => s.lease_seconds) END,
+      started_at = CASE WHEN d.next_state = 'running' THEN sk_now() ELSE r.started_at END,
+      finished_at = CASE WHEN d.next_state = 'running' THEN NULL ELSE sk_now() END,
+      skip_reason = CASE WHEN d.next_state = 'skipped' THEN 'overlap'::skip_reason ELSE r.skip_reason END,
+      last_error = CASE
+        WHEN d.next_state = 'dead' THEN 'lease expired on final attempt'
+        WHEN d.lease_expired THEN 'lease expired: worker ' || coalesce(r.lease_owner, 'unknown') || ' stopped renewing it'
+        ELSE r.last_error
+      END
+    FROM picked d, schedules s
+    WHERE r.id = d.id AND s.id = r.schedule_id
+    RETURNING r.id, r.schedule_id, s.name AS schedule_name, s.handler, s.payload, r.scheduled_for, r.attempts,
+      s.lease_seconds, r.origin, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, r.max_attempts, r.state`);
+
+  const claimed: ClaimedRun[] = [];
+  const settled: ClaimOutcome[] = [];
+  for (const row of result.rows) {
+    if (row.state !== "running") {
+      settled.push({ id: row.id, state: row.state });
+      continue;
+    }
+    claimed.push({
+      id: row.id,
+      scheduleId: row.schedule_id,
+      scheduleName: row.schedule_name,
+      handler: row.handler,
+      payload: row.payload,
+      scheduledFor: row.scheduled_for,
+      attempt: row.attempts,
+      leaseSeconds: row.lease_seconds,
+      origin: row.origin,
+      retry: { maxAttempts: row.retry_max_attempts, baseSeconds: row.retry_base_seconds, capSeconds: row.retry_cap_seconds },
+      maxAttempts: row.max_attempts,
+    });
+  }
+  return { claimed, settled };
+}

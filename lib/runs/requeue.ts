@@ -1,0 +1,50 @@
+import { sql } from "drizzle-orm";
+import { recordAudit, type Actor } from "../audit/record";
+import type { Db } from "../db/client";
+
+/** The channel workers LISTEN on to wake early when a run becomes due (they never rely on it). */
+export const RUNS_CHANNEL = "slotkeeper_runs";
+
+/**
+ * Put dead runs back to pending, due now, with a fresh allowance of attempts (the schedule's
+ * retry max on top of those used). The fencing token keeps rising: attempts is never reset. One
+ * transaction, with one audit entry per run. Ids that are not dead (or do not exist) come back
+ * in `notDead`; `missing` lists the ones that do not exist at all.
+ */
+export async function requeueRuns(db: Db, ids: number[], actor: Actor): Promise<{ requeued: number[]; notDead: number[]; missing: number[] }> {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) return { requeued: [], notDead: [], missing: [] };
+  return db.transaction(async (tx) => {
+    const existing = await tx.execute<{ id: number }>(sql`SELECT id FROM runs WHERE id = ANY(${sql.param(unique)}::bigint[])`);
+    const found = new Set(existing.rows.map((r) => Number(r.id)));
+    const result = await tx.execute<{ id: number; schedule_id: number; attempts: number; max_attempts: number; last_error: string | null }>(sql`
+      UPDATE runs r SET
+        state = 'pending',
+        max_attempts = r.attempts + s.retry_max_attempts,
+        run_after = sk_now(),
+        finished_at = NULL,
+        lease_owner = NULL,
+        lease_expires_at = NULL
+      FROM schedules s
+      WHERE r.id = ANY(${sql.param(unique)}::bigint[]) AND r.state = 'dead' AND s.id = r.schedule_id
+      RETURNING r.id, r.schedule_id, r.attempts, r.max_attempts, r.last_error`);
+    for (const row of result.rows) {
+      await recordAudit(tx, actor, {
+        action: "run.requeue",
+        targetType: "run",
+        targetId: row.id,
+        scheduleId: Number(row.schedule_id),
+        before: { state: "dead", lastError: row.last_error },
+        after: { state: "pending", attempts: row.attempts, maxAttempts: row.max_attempts },
+      });
+    }
+    if (result.rows.length > 0) await tx.execute(sql`SELECT pg_notify(${RUNS_CHANNEL}, 'requeue')`);
+    const requeued = result.rows.map((r) => Number(r.id));
+    const done = new Set(requeued);
+    return {
+      requeued,
+      notDead: unique.filter((id) => !done.has(id)),
+      missing: unique.filter((id) => !found.has(id)),
+    };
+  });
+}
