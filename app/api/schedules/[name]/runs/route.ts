@@ -1,0 +1,16 @@
+import { listRuns, parseRunQuery, scheduleIdByName } from "@/lib/runs/history";
+import { getDb } from "@/lib/server/db";
+import { route } from "@/lib/server/route";
+
+export const dynamic = "force-dynamic";
+
+/**
+ * GET /api/schedules/{name}/runs?state=&from=&to=&cursor=&limit= — the schedule's run history,
+ * newest slot first, keyset-paginated on (scheduled_for, id) through runs_history_idx.
+ */
+export const GET = route<{ name: string }>(async (req, { params }) => {
+  const { name } = await params;
+  const db = getDb();
+  const id = await scheduleIdByName(db, name);
+  return Response.json(await listRuns(db, { ...parseRunQuery(new URL(req.url).searchParams), scheduleIds: [id] }));
+});

@@ -1,0 +1,74 @@
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { getRunDetail, listRuns, parseRunQuery } from "./history";
+
+let t: TestDatabase;
+let a: number;
+let b: number;
+beforeAll(async () => {
+  t = await createTestDatabase({ poolSize: 2 });
+  const s = await t.pool.query<{ id: number }>(
+    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('a', 'noop', 60, now(), 0), ('b', 'noop', 60, now(), 0) RETURNING id`,
+  );
+  [a, b] = s.rows.map((r) => Number(r.id));
+  // 25 slots each; microsecond slots make sure the cursor keeps full precision.
+  await t.pool.query(
+    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts)
+     SELECT s.id, 0, timestamptz '2030-01-01T10:00:00.000001Z' + g * interval '1 minute', timestamptz '2030-01-01' , timestamptz '2030-01-01',
+       CASE WHEN g % 5 = 0 THEN 'dead'::run_state ELSE 'done'::run_state END, 3
+     FROM unnest($1::bigint[]) s(id), generate_series(0, 24) g`,
+    [[a, b]],
+  );
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+it("pages a schedule's history newest first without gaps or repeats", async () => {
+  const seen: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await listRuns(t.db, { scheduleIds: [a], limit: 10, cursor });
+    seen.push(...page.runs.map((r) => r.scheduledFor));
+    cursor = page.nextCursor;
+  } while (cursor);
+  expect(seen).toHaveLength(25);
+  expect(new Set(seen).size).toBe(25);
+  expect([...seen].sort().reverse()).toEqual(seen);
+});
+
+it("merges schedules and filters by state and time", async () => {
+  const all = await listRuns(t.db, { limit: 4 });
+  expect(all.runs.map((r) => r.scheduleName).sort()).toEqual(["a", "a", "b", "b"]);
+  const dead = await listRuns(t.db, { states: ["dead"], limit: 100 });
+  expect(dead.runs).toHaveLength(10);
+  expect(dead.nextCursor).toBeNull();
+  const window = await listRuns(t.db, { scheduleIds: [b], from: new Date("2030-01-01T10:10:00Z"), to: new Date("2030-01-01T10:15:00Z") });
+  expect(window.runs).toHaveLength(5);
+});
+
+it("returns one run with its attempts and idempotency key", async () => {
+  const { rows } = await t.pool.query<{ id: number }>(`SELECT id FROM runs WHERE schedule_id = $1 ORDER BY scheduled_for LIMIT 1`, [a]);
+  const id = Number(rows[0].id);
+  await t.pool.query(
+    `INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
+     VALUES ($1, 1, 'w1', '2030-01-01T10:00:01Z', '2030-01-01T10:00:02Z', 'failed', 'boom', 1000),
+            ($1, 2, 'w2', '2030-01-01T10:01:01Z', '2030-01-01T10:01:02Z', 'succeeded', null, 1000)`,
+    [id],
+  );
+  const run = await getRunDetail(t.db, id);
+  expect(run.attemptsList.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([
+    [1, "w1", "failed", "boom"],
+    [2, "w2", "succeeded", null],
+  ]);
+  expect(run.workerId).toBe("w2");
+  expect(run.idempotencyKey).toBe(`sk:${a}:2030-01-01T10:00:00.000Z`);
+  await expect(getRunDetail(t.db, 999_999)).rejects.toMatchObject({ kind: "not_found" });
+});
+
+it("validates the query string", () => {
+  expect(parseRunQuery(new URLSearchParams("state=dead,pending&limit=5"))).toMatchObject({ states: ["dead", "pending"], limit: 5 });
+  expect(() => parseRunQuery(new URLSearchParams("state=zombie"))).toThrow(/state must be/);
+  expect(() => parseRunQuery(new URLSearchParams("from=yesterday"))).toThrow(/ISO 8601/);
+  expect(() => listRuns(t.db, { cursor: "garbage" })).rejects.toMatchObject({ field: "cursor" });
+});

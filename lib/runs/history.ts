@@ -1,0 +1,233 @@
+/**
+ * Reading runs for the console and the API: a schedule's history, runs across schedules, one run
+ * with its attempts. Histories hold millions of rows, so every list is keyset-paginated on
+ * (scheduled_for, id) — the order of runs_history_idx — and never counts the whole table.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { AppError } from "../errors";
+import type { RunState } from "../db/schema";
+import { idempotencyKey } from "./idempotency";
+
+/** A run as the API returns it. Instants are ISO strings. */
+export type RunView = {
+  id: number;
+  scheduleId: number;
+  scheduleName: string;
+  scheduledFor: string;
+  dueAt: string;
+  runAfter: string;
+  state: RunState;
+  origin: "schedule" | "catch_up" | "manual" | "backfill";
+  attempts: number;
+  maxAttempts: number;
+  leaseOwner: string | null;
+  leaseExpiresAt: string | null;
+  startedAt: string | null;
+  finishedAt: string | null;
+  lastError: string | null;
+  skipReason: "missed" | "coalesced" | "too_late" | "overlap" | "paused" | "deleted" | null;
+  skippedUntil: string | null;
+  skippedCount: number | null;
+  coalescedInto: string | null;
+  createdAt: string;
+  /** The worker of the latest attempt, if any. */
+  workerId: string | null;
+};
+
+export type AttemptView = {
+  attempt: number;
+  workerId: string;
+  startedAt: string;
+  finishedAt: string | null;
+  outcome: "succeeded" | "failed" | "timed_out" | "lease_expired" | "aborted";
+  error: string | null;
+  durationMs: number | null;
+};
+
+export type RunDetail = RunView & { idempotencyKey: string; scheduleHandler: string; scheduleDeleted: boolean; attemptsList: AttemptView[] };
+
+export type RunPage = { runs: RunView[]; nextCursor: string | null };
+
+export const RUN_STATES: RunState[] = ["pending", "running", "done", "dead", "skipped"];
+export const MAX_PAGE = 200;
+
+/** Filters for `listRuns`; all optional. */
+export type RunFilter = {
+  /** Only these schedules (ids); all schedules, live or deleted-with-history, when absent. */
+  scheduleIds?: number[];
+  states?: RunState[];
+  /** Slot time window: scheduled_for >= from and < to. */
+  from?: Date;
+  to?: Date;
+  cursor?: string | null;
+  limit?: number;
+};
+
+/**
+ * Cursor: the last row's (scheduled_for, id). The slot is kept as PostgreSQL's own text so that
+ * microseconds survive the round trip (a JS Date would cut them and skip or repeat rows).
+ */
+export function encodeCursor(scheduledForText: string, id: number): string {
+  return Buffer.from(JSON.stringify([scheduledForText, id])).toString("base64url");
+}
+
+const PG_TIMESTAMPTZ = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2}){0,2}|Z)$/;
+
+export function decodeCursor(cursor: string): { scheduledFor: string; id: number } {
+  try {
+    const [sf, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (typeof sf !== "string" || !Number.isSafeInteger(id) || !PG_TIMESTAMPTZ.test(sf)) throw new Error("shape");
+    return { scheduledFor: sf, id };
+  } catch {
+    throw new AppError("invalid", "cursor is not one this API returned", "cursor");
+  }
+}
+
+type RunRow = {
+  id: number;
+  schedule_id: number;
+  schedule_name: string;
+  scheduled_for: Date;
+  sf_text: string;
+  due_at: Date;
+  run_after: Date;
+  state: RunState;
+  origin: RunView["origin"];
+  attempts: number;
+  max_attempts: number;
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  last_error: string | null;
+  skip_reason: RunView["skipReason"];
+  skipped_until: Date | null;
+  skipped_count: number | null;
+  coalesced_into: Date | null;
+  created_at: Date;
+  worker_id: string | null;
+};
+
+const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
+
+function toRunView(r: RunRow): RunView {
+  return {
+    id: Number(r.id),
+    scheduleId: Number(r.schedule_id),
+    scheduleName: r.schedule_name,
+    scheduledFor: iso(r.scheduled_for)!,
+    dueAt: iso(r.due_at)!,
+    runAfter: iso(r.run_after)!,
+    state: r.state,
+    origin: r.origin,
+    attempts: r.attempts,
+    maxAttempts: r.max_attempts,
+    leaseOwner: r.lease_owner,
+    leaseExpiresAt: iso(r.lease_expires_at),
+    startedAt: iso(r.started_at),
+    finishedAt: iso(r.finished_at),
+    lastError: r.last_error,
+    skipReason: r.skip_reason,
+    skippedUntil: iso(r.skipped_until),
+    skippedCount: r.skipped_count,
+    coalescedInto: iso(r.coalesced_into),
+    createdAt: iso(r.created_at)!,
+    workerId: r.worker_id,
+  };
+}
+
+/**
+ * Runs newest slot first. Each schedule's runs are read through runs_history_idx (or, for
+ * pending/running/dead, the planner's choice of the partial indexes), at most one page per
+ * schedule, and the pages are merged: the cost is bounded by schedules × page size, not by the
+ * size of the runs table.
+ */
+export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
+  const limit = Math.min(Math.max(f.limit ?? 50, 1), MAX_PAGE);
+  const conds: SQL[] = [sql`r.schedule_id = s.id`];
+  if (f.states?.length) conds.push(sql`r.state = ANY(${sql.param(f.states)}::run_state[])`);
+  if (f.from) conds.push(sql`r.scheduled_for >= ${f.from.toISOString()}::timestamptz`);
+  if (f.to) conds.push(sql`r.scheduled_for < ${f.to.toISOString()}::timestamptz`);
+  if (f.cursor) {
+    const c = decodeCursor(f.cursor);
+    conds.push(sql`(r.scheduled_for, r.id) < (${c.scheduledFor}::timestamptz, ${c.id}::bigint)`);
+  }
+  const scheduleCond = f.scheduleIds ? sql`s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql`true`;
+  const result = await db.execute<RunRow>(sql`
+    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name,
+      (SELECT a.worker_id FROM attempts a WHERE a.run_id = r.id ORDER BY a.attempt DESC LIMIT 1) AS worker_id
+    FROM schedules s
+    CROSS JOIN LATERAL (
+      SELECT r.* FROM runs r WHERE ${sql.join(conds, sql` AND `)}
+      ORDER BY r.scheduled_for DESC, r.id DESC LIMIT ${limit + 1}
+    ) r
+    WHERE ${scheduleCond}
+    ORDER BY r.scheduled_for DESC, r.id DESC
+    LIMIT ${limit + 1}`);
+  const rows = result.rows;
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const last = page[page.length - 1];
+  return { runs: page.map(toRunView), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.id)) : null };
+}
+
+/** One run with its attempts (oldest first) and the idempotency key its handler receives. */
+export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
+  const r = await db.execute<RunRow & { handler: string; deleted_at: Date | null }>(sql`
+    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, s.handler, s.deleted_at,
+      (SELECT a.worker_id FROM attempts a WHERE a.run_id = r.id ORDER BY a.attempt DESC LIMIT 1) AS worker_id
+    FROM runs r JOIN schedules s ON s.id = r.schedule_id
+    WHERE r.id = ${id}`);
+  const row = r.rows[0];
+  if (!row) throw new AppError("not_found", `run ${id} not found`);
+  const a = await db.execute<{
+    attempt: number;
+    worker_id: string;
+    started_at: Date;
+    finished_at: Date | null;
+    outcome: AttemptView["outcome"];
+    error: string | null;
+    duration_ms: number | null;
+  }>(sql`SELECT * FROM attempts WHERE run_id = ${id} ORDER BY attempt`);
+  const view = toRunView(row);
+  return {
+    ...view,
+    idempotencyKey: idempotencyKey(view.scheduleId, new Date(row.scheduled_for), view.origin, view.id),
+    scheduleHandler: row.handler,
+    scheduleDeleted: row.deleted_at !== null,
+    attemptsList: a.rows.map((x) => ({
+      attempt: x.attempt,
+      workerId: x.worker_id,
+      startedAt: iso(x.started_at)!,
+      finishedAt: iso(x.finished_at),
+      outcome: x.outcome,
+      error: x.error,
+      durationMs: x.duration_ms,
+    })),
+  };
+}
+
+/** Parse the query string of GET /api/runs and GET /api/schedules/{name}/runs. */
+export function parseRunQuery(params: URLSearchParams): Omit<RunFilter, "scheduleIds"> {
+  const states = params.getAll("state").flatMap((s) => s.split(",")).filter(Boolean);
+  for (const s of states) if (!RUN_STATES.includes(s as RunState)) throw new AppError("invalid", `state must be one of ${RUN_STATES.join(", ")}`, "state");
+  const date = (key: string) => {
+    const v = params.get(key);
+    if (!v) return undefined;
+    const d = new Date(v);
+    if (Number.isNaN(d.getTime())) throw new AppError("invalid", `${key} must be an ISO 8601 instant`, key);
+    return d;
+  };
+  const limitText = params.get("limit");
+  const limit = limitText === null ? undefined : Number(limitText);
+  if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)) throw new AppError("invalid", `limit must be an integer from 1 to ${MAX_PAGE}`, "limit");
+  return { states: states as RunState[], from: date("from"), to: date("to"), cursor: params.get("cursor"), limit };
+}
+
+/** Ids of the live schedule with this name, or a 404. */
+export async function scheduleIdByName(db: Db, name: string): Promise<number> {
+  const r = await db.execute<{ id: number }>(sql`SELECT id FROM schedules WHERE name = ${name} AND deleted_at IS NULL`);
+  if (!r.rows[0]) throw new AppError("not_found", `schedule "${name}" not found`);
+  return Number(r.rows[0].id);
+}
