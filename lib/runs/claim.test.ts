@@ -26,7 +26,7 @@ describe("claimRuns", () => {
     const [due, later] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() + 1000) }]);
     const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
     expect(claimed.map((c) => c.id)).toEqual([due]);
-    expect(claimed[0]).toMatchObject({ attempt: 1, leaseSeconds: 30, handler: "noop", scheduleId: s });
+    expect(claimed[0]).toMatchObject({ attempt: 1, leaseSeconds: 30, handler: "noop", scheduleId: s, scheduledFor: T0 });
     const row = await readRun(t.pool, due);
     expect(row).toMatchObject({ state: "running", attempts: 1, lease_owner: "w1" });
     expect(row.lease_expires_at!.getTime()).toBe(T0.getTime() + 30_000);

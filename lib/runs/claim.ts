@@ -29,7 +29,7 @@ type Row = {
   schedule_name: string;
   handler: string;
   payload: unknown;
-  scheduled_for: Date;
+  scheduled_for_ms: number;
   attempts: number;
   lease_seconds: number;
   origin: ClaimedRun["origin"];
@@ -127,7 +127,9 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<{ c
       END
     FROM picked d, schedules s
     WHERE r.id = d.id AND s.id = r.schedule_id
-    RETURNING r.id, r.schedule_id, s.name AS schedule_name, s.handler, s.payload, r.scheduled_for, r.attempts,
+    RETURNING r.id, r.schedule_id, s.name AS schedule_name, s.handler, s.payload,
+      -- Epoch milliseconds: db.execute hands timestamptz back as text.
+      (extract(epoch FROM r.scheduled_for) * 1000)::float8 AS scheduled_for_ms, r.attempts,
       s.lease_seconds, r.origin, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, r.max_attempts, r.state`);
 
   const claimed: ClaimedRun[] = [];
@@ -143,7 +145,7 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<{ c
       scheduleName: row.schedule_name,
       handler: row.handler,
       payload: row.payload,
-      scheduledFor: row.scheduled_for,
+      scheduledFor: new Date(row.scheduled_for_ms),
       attempt: row.attempts,
       leaseSeconds: row.lease_seconds,
       origin: row.origin,
