@@ -1,0 +1,135 @@
+/**
+ * The alert evaluation pass, run by every worker every few seconds so alerts fire with no browser
+ * open. Exactly one notification per transition, however many workers evaluate at once:
+ *
+ * 1. `pg_try_advisory_xact_lock` lets one worker evaluate at a time; the others skip this pass.
+ *    Health is read inside the lock, so evaluations are sequential and never race with stale views.
+ * 2. The transition itself is `INSERT … ON CONFLICT DO UPDATE … WHERE firing IS DISTINCT FROM
+ *    excluded.firing RETURNING`: the row lock lets exactly one statement see a change, so even
+ *    without (1) two evaluators could not both report it.
+ * 3. The alert event and one delivery per enabled channel are inserted by the same statement, so a
+ *    transition is recorded and queued together or not at all. Sending happens elsewhere
+ *    (lib/alerts/deliveries.ts), outside this transaction.
+ *
+ * Every "since" and reminder comparison reads sk_now(): one clock decides.
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { getScheduleHealth } from "../health/schedule-health";
+import { verdictsFor, type RuleVerdict } from "./rules";
+
+export type EvaluateOptions = {
+  /** Base URL of the console, for the link in each notification. */
+  publicUrl: string;
+  /** Repeat a firing alert this often while it stays bad; 0 turns reminders off. */
+  reminderSeconds: number;
+};
+
+export type EvaluateResult = { evaluated: boolean; firing: number; resolved: number; reminders: number };
+
+type Tx = Pick<Db, "execute">;
+
+/** One evaluation pass: detect transitions and due reminders, record events and queue deliveries. */
+export async function evaluateAlerts(db: Db, opts: EvaluateOptions): Promise<EvaluateResult> {
+  return db.transaction(async (tx) => {
+    const lock = await tx.execute<{ ok: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtext('slotkeeper:alerts')) AS ok`);
+    if (!lock.rows[0].ok) return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
+    const verdicts = await currentVerdicts(tx, opts.publicUrl);
+    const transitions = await recordTransitions(tx, verdicts);
+    const reminders = opts.reminderSeconds > 0 ? await recordReminders(tx, verdicts, opts.reminderSeconds) : 0;
+    return { evaluated: true, ...transitions, reminders };
+  });
+}
+
+/** Verdicts for every live schedule, plus deleted ones that still have a firing alert to resolve. */
+async function currentVerdicts(tx: Tx, publicUrl: string): Promise<RuleVerdict[]> {
+  const schedules = await tx.execute<{ id: number; name: string; deleted: boolean }>(sql`
+    SELECT s.id, s.name, s.deleted_at IS NOT NULL AS deleted
+    FROM schedules s
+    WHERE s.deleted_at IS NULL
+       OR EXISTS (SELECT 1 FROM alert_states a WHERE a.schedule_id = s.id AND a.firing)`);
+  const health = await getScheduleHealth(tx, schedules.rows.map((s) => Number(s.id)));
+  return schedules.rows.flatMap((s) => {
+    const h = health.get(Number(s.id));
+    return h ? verdictsFor({ id: Number(s.id), name: s.name, deleted: s.deleted }, h, publicUrl) : [];
+  });
+}
+
+/** The verdicts as one set of parallel arrays, unnested in SQL into an `input` relation. */
+function inputRelation(verdicts: RuleVerdict[]) {
+  return sql`
+    SELECT i.schedule_id, i.schedule_name, i.rule, i.firing, i.details::jsonb AS details
+    FROM unnest(
+      ${sql.param(verdicts.map((v) => v.scheduleId))}::bigint[],
+      ${sql.param(verdicts.map((v) => v.scheduleName))}::text[],
+      ${sql.param(verdicts.map((v) => v.rule))}::text[],
+      ${sql.param(verdicts.map((v) => v.firing))}::boolean[],
+      ${sql.param(verdicts.map((v) => JSON.stringify(v.details)))}::text[]
+    ) AS i(schedule_id, schedule_name, rule, firing, details)`;
+}
+
+/** Queue one delivery per enabled channel for the events the `events` CTE inserted. */
+const queueDeliveries = sql`
+  deliveries AS (
+    INSERT INTO alert_deliveries (event_id, channel_id, next_attempt_at)
+    SELECT e.id, c.id, sk_now() FROM events e CROSS JOIN alert_channels c WHERE c.enabled
+  )`;
+
+async function recordTransitions(tx: Tx, verdicts: RuleVerdict[]): Promise<{ firing: number; resolved: number }> {
+  if (verdicts.length === 0) return { firing: 0, resolved: 0 };
+  const r = await tx.execute<{ kind: "firing" | "resolved"; n: number }>(sql`
+    WITH input AS (${inputRelation(verdicts)}),
+    prev AS (
+      SELECT a.schedule_id, a.rule, a.firing, a.since
+      FROM alert_states a JOIN input i ON i.schedule_id = a.schedule_id AND i.rule = a.rule
+    ),
+    changed AS (
+      INSERT INTO alert_states AS a (schedule_id, rule, firing, since, last_notified_at)
+      SELECT i.schedule_id, i.rule, i.firing, sk_now(), sk_now()
+      FROM input i
+      -- A healthy rule with no firing state has nothing to resolve: only a bad rule writes a row.
+      WHERE i.firing OR EXISTS (SELECT 1 FROM prev p WHERE p.schedule_id = i.schedule_id AND p.rule = i.rule AND p.firing)
+      ON CONFLICT (schedule_id, rule) DO UPDATE
+        SET firing = excluded.firing, since = excluded.since, last_notified_at = excluded.last_notified_at
+        -- The row lock lets exactly one writer see the change; any other updates nothing.
+        WHERE a.firing IS DISTINCT FROM excluded.firing
+      RETURNING a.schedule_id, a.rule, a.firing
+    ),
+    events AS (
+      INSERT INTO alert_events (schedule_id, schedule_name, rule, kind, at, details)
+      SELECT c.schedule_id, i.schedule_name, c.rule,
+        CASE WHEN c.firing THEN 'firing' ELSE 'resolved' END, sk_now(),
+        i.details || jsonb_build_object('firingSince', CASE WHEN c.firing THEN sk_now() ELSE p.since END)
+      FROM changed c
+      JOIN input i ON i.schedule_id = c.schedule_id AND i.rule = c.rule
+      LEFT JOIN prev p ON p.schedule_id = c.schedule_id AND p.rule = c.rule
+      RETURNING id, kind
+    ),
+    ${queueDeliveries}
+    SELECT kind, count(*)::int AS n FROM events GROUP BY kind`);
+  const count = (k: string) => r.rows.find((x) => x.kind === k)?.n ?? 0;
+  return { firing: count("firing"), resolved: count("resolved") };
+}
+
+async function recordReminders(tx: Tx, verdicts: RuleVerdict[], reminderSeconds: number): Promise<number> {
+  if (!verdicts.some((v) => v.firing)) return 0;
+  const r = await tx.execute<{ n: number }>(sql`
+    WITH input AS (${inputRelation(verdicts.filter((v) => v.firing))}),
+    reminded AS (
+      -- Still bad and not notified for a reminder interval. The row lock again makes one writer win.
+      UPDATE alert_states a SET last_notified_at = sk_now()
+      FROM input i
+      WHERE a.schedule_id = i.schedule_id AND a.rule = i.rule AND a.firing
+        AND a.last_notified_at <= sk_now() - make_interval(secs => ${reminderSeconds})
+      RETURNING a.schedule_id, a.rule, a.since, i.schedule_name, i.details
+    ),
+    events AS (
+      INSERT INTO alert_events (schedule_id, schedule_name, rule, kind, at, details)
+      SELECT m.schedule_id, m.schedule_name, m.rule, 'reminder', sk_now(), m.details || jsonb_build_object('firingSince', m.since)
+      FROM reminded m
+      RETURNING id
+    ),
+    ${queueDeliveries}
+    SELECT count(*)::int AS n FROM events`);
+  return r.rows[0]?.n ?? 0;
+}

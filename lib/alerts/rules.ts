@@ -1,0 +1,66 @@
+/**
+ * The alert rules are the health rules (lib/health/schedule-health.ts): one definition of late,
+ * failing and backlogged serves the console's status, these alerts and the metrics. This module
+ * only turns one schedule's health into one row per rule for the transition detector, carrying the
+ * numbers every notification must name.
+ */
+import type { HealthStatus, ScheduleHealth } from "../health/schedule-health";
+
+export const ALERT_RULES = ["late", "failing", "backlogged"] as const;
+export type AlertRule = (typeof ALERT_RULES)[number];
+
+/** firing and resolved are transitions; a reminder repeats a firing alert that stayed bad. */
+export const ALERT_KINDS = ["firing", "resolved", "reminder"] as const;
+export type AlertKind = (typeof ALERT_KINDS)[number];
+
+/** What an alert event records: the numbers at that moment, the thresholds and the console link. */
+export type AlertDetails = {
+  status: HealthStatus | "deleted";
+  sinceLastSuccessSeconds: number | null;
+  deadRuns: number;
+  oldestPendingAgeSeconds: number | null;
+  lateAfterSeconds: number | null;
+  backlogAfterSeconds: number | null;
+  /** Seconds since the schedule was created: "late" counts from here when it never succeeded. */
+  ageSeconds: number;
+  url: string;
+  /** When the rule started firing (on firing and reminder events, and on resolved: how long it lasted). */
+  firingSince?: string | null;
+};
+
+/** One (schedule, rule) verdict for the transition detector. */
+export type RuleVerdict = { scheduleId: number; scheduleName: string; rule: AlertRule; firing: boolean; details: AlertDetails };
+
+/** The console page of one schedule, e.g. `http://localhost:3000/schedules/nightly-report`. */
+export function scheduleUrl(publicUrl: string, name: string): string {
+  return `${publicUrl.replace(/\/+$/, "")}/schedules/${encodeURIComponent(name)}`;
+}
+
+/** Turn one schedule's health into a verdict per rule; a deleted schedule breaks none (its alerts resolve). */
+export function verdictsFor(
+  schedule: { id: number; name: string; deleted: boolean },
+  health: ScheduleHealth,
+  publicUrl: string,
+): RuleVerdict[] {
+  const details: AlertDetails = {
+    status: schedule.deleted ? "deleted" : health.status,
+    sinceLastSuccessSeconds: round(health.sinceLastSuccessSeconds),
+    deadRuns: health.deadRuns,
+    oldestPendingAgeSeconds: round(health.oldestPendingAgeSeconds),
+    lateAfterSeconds: health.lateAfterSeconds,
+    backlogAfterSeconds: health.backlogAfterSeconds,
+    ageSeconds: round(health.ageSeconds) ?? 0,
+    url: scheduleUrl(publicUrl, schedule.name),
+  };
+  return ALERT_RULES.map((rule) => ({
+    scheduleId: schedule.id,
+    scheduleName: schedule.name,
+    rule,
+    firing: !schedule.deleted && health.rules[rule],
+    details,
+  }));
+}
+
+function round(n: number | null): number | null {
+  return n === null ? null : Math.round(n * 1000) / 1000;
+}
