@@ -1,0 +1,27 @@
+import { z } from "zod";
+import { AppError } from "@/lib/errors";
+import { backfillSchedule } from "@/lib/schedules/backfill";
+import { nameParam, webConfig } from "@/lib/schedules/http";
+import { getDb } from "@/lib/server/db";
+import { mutation, readJson } from "@/lib/server/route";
+
+export const dynamic = "force-dynamic";
+
+const bodySchema = z.object({ from: z.string({ error: "from is required (ISO 8601)" }), to: z.string({ error: "to is required (ISO 8601)" }), dryRun: z.boolean().optional() }).strict();
+
+/**
+ * POST /api/schedules/{name}/backfill { from, to, dryRun? } (or ?dryRun=1) → { dryRun, slots, existing,
+ * created, wouldCreate? }: one backfill run per slot in [from, to] without a row; dryRun only counts.
+ */
+export const POST = mutation<{ name: string }>(async (req, { params }, actor) => {
+  const parsed = bodySchema.safeParse(await readJson(req));
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const field = issue.code === "unrecognized_keys" ? issue.keys[0] : issue.path.join(".") || "body";
+    throw new AppError("invalid", issue.code === "unrecognized_keys" ? `unknown field "${field}"` : issue.message, field);
+  }
+  const q = new URL(req.url).searchParams.get("dryRun");
+  const dryRun = parsed.data.dryRun === true || q === "1" || q === "true";
+  const r = await backfillSchedule(getDb(), nameParam((await params).name), { ...parsed.data, dryRun }, actor, webConfig().backfillMaxRuns);
+  return Response.json(dryRun ? { ...r, created: 0, wouldCreate: r.created } : r);
+});

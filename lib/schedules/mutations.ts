@@ -1,0 +1,237 @@
+/**
+ * Schedule mutations. Each is ONE transaction that includes its audit record, so nothing is ever
+ * half-saved. Times come from sk_now() (promise: one clock decides).
+ */
+import { and, eq, isNull, sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import { schedules, type Run, type Schedule } from "../db/schema";
+import { isUniqueViolation } from "../db/sql-errors";
+import { AppError } from "../errors";
+import { diffFields, recordAudit, type Actor } from "../audit/record";
+import { listKnownHandlers } from "../handlers/known";
+import { NEVER, timingOf } from "./catch-up";
+import { validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
+import { firstSlotAtOrAfter } from "./timing";
+import { toScheduleView } from "./view";
+
+type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
+type Executor = Pick<Db, "execute">;
+
+/** sk_now() inside the caller's transaction. */
+export async function dbNow(tx: Executor): Promise<Date> {
+  const { rows } = await tx.execute<{ now: string }>(sql`SELECT sk_now() AS now`);
+  return new Date(rows[0].now);
+}
+
+async function assertKnownHandler(db: Db, handler: string): Promise<void> {
+  const known = await listKnownHandlers(db);
+  if (!known.some((h) => h.name === handler)) {
+    throw new AppError("invalid", `unknown handler "${handler}"; known: ${known.map((h) => h.name).join(", ")}`, "handler");
+  }
+}
+
+function nameTaken(err: unknown): boolean {
+  return isUniqueViolation(err) || isUniqueViolation((err as { cause?: unknown })?.cause);
+}
+
+/** Lock the live schedule with this name for the rest of the transaction, or 404. */
+export async function lockScheduleByName(tx: Tx, name: string): Promise<Schedule> {
+  const rows = await tx
+    .select()
+    .from(schedules)
+    .where(and(eq(schedules.name, name), isNull(schedules.deletedAt)))
+    .for("update");
+  if (!rows[0]) throw new AppError("not_found", `no schedule named "${name}"`, "name");
+  return rows[0];
+}
+
+/** The first slot at or after sk_now(): where a new or re-timed schedule's high-water mark starts. */
+function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, now: Date): Date {
+  return firstSlotAtOrAfter(timingOf(s), now) ?? NEVER;
+}
+
+/** Create a schedule: partition = hash(id) mod cluster.partitions, high-water mark = first slot from sk_now(). */
+export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: Actor): Promise<Schedule> {
+  await assertKnownHandler(db, input.handler);
+  try {
+    return await db.transaction(async (tx) => {
+      const now = await dbNow(tx);
+      const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone ?? "UTC" };
+      const [row] = await tx
+        .insert(schedules)
+        .values({
+          name: input.name,
+          description: input.description ?? "",
+          handler: input.handler,
+          payload: input.payload ?? {},
+          ...timing,
+          catchUp: input.catchUp,
+          maxLatenessSeconds: input.maxLatenessSeconds ?? null,
+          jitterSeconds: input.jitterSeconds,
+          overlap: input.overlap,
+          retryMaxAttempts: input.retry?.maxAttempts,
+          retryBaseSeconds: input.retry?.baseSeconds,
+          retryCapSeconds: input.retry?.capSeconds,
+          leaseSeconds: input.leaseSeconds,
+          enabled: input.enabled,
+          lateAfterSeconds: input.lateAfterSeconds ?? null,
+          lateGraceSeconds: input.lateGraceSeconds ?? null,
+          backlogAfterSeconds: input.backlogAfterSeconds ?? null,
+          nextSlotAt: firstSlotFrom(timing, now),
+          partition: 0,
+          createdAt: now,
+          updatedAt: now,
+        })
+        .returning();
+      // The id exists only now: hash it into a partition in the same transaction (never negative).
+      const { rows } = await tx.execute<{ partition: number }>(sql`
+        UPDATE schedules SET partition = ((hashtextextended(schedules.id::text, 0) % c.partitions) + c.partitions) % c.partitions
+        FROM cluster c WHERE c.id = 1 AND schedules.id = ${row.id} RETURNING schedules.partition`);
+      const created = { ...row, partition: rows[0].partition };
+      await recordAudit(tx, actor, { action: "schedule.create", targetType: "schedule", targetId: created.name, scheduleId: created.id, after: toScheduleView(created) });
+      return created;
+    });
+  } catch (err) {
+    if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${input.name}" already exists`, "name", { cause: err });
+    throw err;
+  }
+}
+
+/**
+ * Unmaterialise the future: delete never-attempted pending slot runs and move the high-water mark
+ * back to the first of them, so the tick writes them again under the schedule's current timing
+ * and catch-up policy (used by pause and by timing changes).
+ */
+async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
+  await tx.execute(sql`
+    WITH gone AS (
+      DELETE FROM runs
+      WHERE schedule_id = ${scheduleId} AND state = 'pending' AND attempts = 0 AND origin IN ('schedule', 'catch_up')
+      RETURNING scheduled_for
+    )
+    UPDATE schedules SET next_slot_at = least(next_slot_at, (SELECT min(scheduled_for) FROM gone))
+    WHERE id = ${scheduleId} AND EXISTS (SELECT 1 FROM gone)`);
+}
+
+/**
+ * Apply a patch under optimistic concurrency: `expectedVersion` must be the stored version (else 409
+ * on "version"). Changing the timing restarts the high-water mark at the first new slot after sk_now().
+ */
+export async function updateSchedule(db: Db, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor): Promise<Schedule> {
+  if (expectedVersion === undefined) throw new AppError("invalid", "version is required: send the version you are editing", "version");
+  if (patch.handler !== undefined) await assertKnownHandler(db, patch.handler);
+  try {
+    return await db.transaction(async (tx) => {
+      const before = await lockScheduleByName(tx, name);
+      if (before.version !== expectedVersion) {
+        throw new AppError("conflict", `the schedule changed since you loaded it (version ${before.version}, yours ${expectedVersion}); reload and try again`, "version");
+      }
+      const now = await dbNow(tx);
+      const switchesToCron = typeof patch.cron === "string";
+      const switchesToEvery = typeof patch.everySeconds === "number";
+      const timing = {
+        cron: switchesToCron ? (patch.cron as string) : switchesToEvery ? null : before.cron,
+        everySeconds: switchesToEvery ? (patch.everySeconds as number) : switchesToCron ? null : before.everySeconds,
+        timezone: patch.timezone ?? before.timezone,
+      };
+      validateTiming(timing);
+      const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
+      const values: Partial<Schedule> = {
+        ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds"]),
+        ...timing,
+        retryMaxAttempts: patch.retry?.maxAttempts ?? before.retryMaxAttempts,
+        retryBaseSeconds: patch.retry?.baseSeconds ?? before.retryBaseSeconds,
+        retryCapSeconds: patch.retry?.capSeconds ?? before.retryCapSeconds,
+        updatedAt: now,
+        version: before.version + 1,
+      };
+      if ((values.retryCapSeconds as number) < (values.retryBaseSeconds as number)) {
+        throw new AppError("invalid", "retry.capSeconds must be at least retry.baseSeconds", "retry.capSeconds");
+      }
+      const pausing = before.enabled && values.enabled === false;
+      if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
+      if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
+      const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
+      const diff = diffFields(toScheduleView(before) as Record<string, unknown>, toScheduleView(after) as Record<string, unknown>);
+      await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
+      return after;
+    });
+  } catch (err) {
+    if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${patch.name}" already exists`, "name", { cause: err });
+    throw err;
+  }
+}
+
+function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> {
+  const out: Partial<Pick<T, K>> = {};
+  for (const k of keys) if (o[k] !== undefined) out[k] = o[k];
+  return out;
+}
+
+/**
+ * Delete a schedule. keepHistory: soft delete (deleted_at; the name is free again; pending runs
+ * become skipped 'deleted'; history stays readable). Otherwise: hard delete, cascading runs and attempts.
+ */
+export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: boolean }, actor: Actor): Promise<void> {
+  await db.transaction(async (tx) => {
+    const s = await lockScheduleByName(tx, name);
+    if (opts.keepHistory) {
+      await tx.execute(sql`
+        UPDATE runs SET state = 'skipped', skip_reason = 'deleted', finished_at = sk_now(),
+               skipped_until = scheduled_for, skipped_count = 1
+        WHERE schedule_id = ${s.id} AND state = 'pending'`);
+      await tx.execute(sql`UPDATE schedules SET deleted_at = sk_now(), enabled = false, updated_at = sk_now(), version = version + 1 WHERE id = ${s.id}`);
+    } else {
+      await tx.execute(sql`DELETE FROM schedules WHERE id = ${s.id}`);
+    }
+    await recordAudit(tx, actor, {
+      action: "schedule.delete",
+      targetType: "schedule",
+      targetId: s.name,
+      scheduleId: s.id,
+      before: toScheduleView(s),
+      after: { history: opts.keepHistory ? "kept" : "deleted" },
+    });
+  });
+}
+
+async function setEnabled(db: Db, name: string, enabled: boolean, actor: Actor): Promise<Schedule> {
+  return db.transaction(async (tx) => {
+    const s = await lockScheduleByName(tx, name);
+    if (s.enabled === enabled) return s;
+    // Pausing unwrites the future; resuming leaves next_slot_at where it stood, so the slots missed
+    // while paused meet the catch-up policy on the next tick.
+    if (!enabled) await rewindPendingSlots(tx, s.id);
+    const [after] = await tx
+      .update(schedules)
+      .set({ enabled, updatedAt: sql`sk_now()`, version: sql`${schedules.version} + 1` })
+      .where(eq(schedules.id, s.id))
+      .returning();
+    await recordAudit(tx, actor, { action: enabled ? "schedule.resume" : "schedule.pause", targetType: "schedule", targetId: s.name, scheduleId: s.id, before: { enabled: s.enabled }, after: { enabled } });
+    return after;
+  });
+}
+
+/** Pause: the tick stops writing slots; never-attempted pending slots are withdrawn. */
+export function pauseSchedule(db: Db, name: string, actor: Actor): Promise<Schedule> {
+  return setEnabled(db, name, false, actor);
+}
+
+/** Resume: slots missed while paused follow the schedule's catch-up policy. */
+export function resumeSchedule(db: Db, name: string, actor: Actor): Promise<Schedule> {
+  return setEnabled(db, name, true, actor);
+}
+
+/** Create one manual run now (origin 'manual', scheduled_for = sk_now()), distinct from every slot. */
+export async function runNow(db: Db, name: string, actor: Actor): Promise<Run> {
+  return db.transaction(async (tx) => {
+    const s = await lockScheduleByName(tx, name);
+    const { rows } = await tx.execute<{ id: number }>(sql`
+      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
+      VALUES (${s.id}, ${s.partition}, sk_now(), sk_now(), sk_now(), 'pending', 'manual', ${s.retryMaxAttempts})
+      RETURNING id`);
+    const [run] = await tx.query.runs.findMany({ where: (r, { eq: e }) => e(r.id, rows[0].id) });
+    await recordAudit(tx, actor, { action: "schedule.run_now", targetType: "run", targetId: run.id, scheduleId: s.id, after: { runId: run.id, scheduledFor: run.scheduledFor } });
+    return run;
+  });
+}

@@ -1,0 +1,65 @@
+import type { Schedule } from "../db/schema";
+import { NEVER } from "./catch-up";
+import { worstCaseLatenessSeconds } from "./lateness";
+
+/** A schedule as the API shows it (camelCase; the design's body plus identity and bookkeeping). */
+export type ScheduleView = {
+  id: number;
+  name: string;
+  description: string;
+  handler: string;
+  payload: unknown;
+  cron: string | null;
+  everySeconds: number | null;
+  timezone: string;
+  catchUp: Schedule["catchUp"];
+  maxLatenessSeconds: number | null;
+  jitterSeconds: number;
+  overlap: Schedule["overlap"];
+  retry: { maxAttempts: number; baseSeconds: number; capSeconds: number };
+  leaseSeconds: number;
+  enabled: boolean;
+  /** The next slot the tick has not materialised yet; null when a cron expression never fires again. */
+  nextSlotAt: string | null;
+  partition: number;
+  lateAfterSeconds: number | null;
+  lateGraceSeconds: number | null;
+  backlogAfterSeconds: number | null;
+  worstCaseLatenessSeconds: number;
+  createdAt: string;
+  updatedAt: string;
+  version: number;
+};
+
+const iso = (d: Date | string) => new Date(d).toISOString();
+
+/** Map a schedules row to its API JSON shape. */
+export function toScheduleView(row: Schedule, pollIntervalMs?: number): ScheduleView {
+  const next = new Date(row.nextSlotAt);
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    handler: row.handler,
+    payload: row.payload,
+    cron: row.cron,
+    everySeconds: row.everySeconds,
+    timezone: row.timezone,
+    catchUp: row.catchUp,
+    maxLatenessSeconds: row.maxLatenessSeconds,
+    jitterSeconds: row.jitterSeconds,
+    overlap: row.overlap,
+    retry: { maxAttempts: row.retryMaxAttempts, baseSeconds: row.retryBaseSeconds, capSeconds: row.retryCapSeconds },
+    leaseSeconds: row.leaseSeconds,
+    enabled: row.enabled,
+    nextSlotAt: next.getTime() >= NEVER.getTime() ? null : next.toISOString(),
+    partition: row.partition,
+    lateAfterSeconds: row.lateAfterSeconds,
+    lateGraceSeconds: row.lateGraceSeconds,
+    backlogAfterSeconds: row.backlogAfterSeconds,
+    worstCaseLatenessSeconds: worstCaseLatenessSeconds(row, pollIntervalMs),
+    createdAt: iso(row.createdAt),
+    updatedAt: iso(row.updatedAt),
+    version: row.version,
+  };
+}
