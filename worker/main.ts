@@ -1,27 +1,16 @@
 // The worker process: `npm run worker`. Parses config, opens the database, migrates, starts the
-// worker's loops and wires signals. Everything it does lives in lib/ and worker/worker.ts.
+// worker's loops with the built-in handlers and wires signals. Everything else lives in lib/ and
+// worker/worker.ts; worker/index.ts is the same thing as a library call with your own handlers.
 import { ConfigError, loadConfig } from "../lib/config";
-import { createDb, createPool } from "../lib/db/client";
-import { DatabaseUnreachableError, openDatabase } from "../lib/db/connect";
+import { DatabaseUnreachableError } from "../lib/db/connect";
 import { EmbeddedDatabaseError } from "../lib/db/embedded";
-import { migrateDatabase } from "../lib/db/migrate";
 import { createLogger } from "../lib/log";
-import { newWorkerId } from "../lib/workers/registry";
-import { startWorker } from "./worker";
-import { version } from "../package.json";
+import { runWorker } from "./index";
 
 async function main() {
   const config = loadConfig();
   const log = createLogger("worker", config.logLevel);
-  const database = await openDatabase(config);
-  await migrateDatabase(database.url);
-  const pool = createPool(database.url, {
-    max: config.workerConcurrency + 4,
-    applicationName: "slotkeeper:worker",
-    idleInTransactionTimeoutMs: 30_000,
-  });
-  const db = createDb(pool);
-  const worker = await startWorker({ db, config, log, workerId: config.workerId ?? newWorkerId(), handlers: [], version });
+  const worker = await runWorker({ config, log });
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -29,9 +18,8 @@ async function main() {
     stopping = true;
     log.info({ event: "worker:signal", signal });
     try {
+      // Stops claiming, lets in-flight handlers finish within the grace period, then aborts and releases them.
       await worker.stop();
-      await pool.end();
-      await database.stop();
     } finally {
       process.exit(0);
     }

@@ -1,39 +1,106 @@
 import type { Config } from "../lib/config";
 import type { Db } from "../lib/db/client";
+import type { Handler } from "../lib/handlers/types";
 import type { Logger } from "../lib/log";
-import { heartbeatWorker, markWorkerStopped, registerWorker, type HandlerInfo } from "../lib/workers/registry";
+import { heartbeatWorker, markWorkerStopped, registerWorker } from "../lib/workers/registry";
+import { createHandlerRegistry } from "./handlers/registry";
+import { startClaimLoop } from "./loops/claim";
+import { startLeaseLoop } from "./loops/lease";
 import { startLoop, type Loop } from "./loops/loop";
+import { startTickLoop } from "./loops/tick";
+import { createRunner } from "./runner";
+import { listenForDueRuns } from "./wake";
 
 /** How often a worker stamps its own row (the console's "last heartbeat"). */
 export const WORKER_HEARTBEAT_MS = 5_000;
 
-export type WorkerDeps = { db: Db; config: Config; log: Logger; workerId: string; handlers: HandlerInfo[]; version: string };
+/** How long, after aborting handlers on shutdown, the worker waits to write their releases. */
+export const RELEASE_TIMEOUT_MS = 5_000;
 
-export type RunningWorker = { id: string; stop: () => Promise<void> };
+export type WorkerDeps = {
+  db: Db;
+  config: Config;
+  log: Logger;
+  workerId: string;
+  /** Every handler this worker can run (built-ins included); registered in workers.handlers. */
+  handlers: Handler[];
+  version: string;
+  /** When given, LISTEN here to wake early when a run becomes due. */
+  databaseUrl?: string;
+  /** Which partitions this worker ticks and claims in; null = all. The one place that decides. */
+  partitionsProvider?: () => number[] | null;
+  /** Run the tick loop (default true). */
+  tick?: boolean;
+};
 
-/** Register the worker and start its loops; `stop()` ends them and marks the worker stopped. */
+export type RunningWorker = { id: string; inFlight: () => number; stop: () => Promise<void> };
+
+/** Register the worker and start its loops; `stop()` stops claiming, drains, releases and marks the worker stopped. */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
-  const { db, log, workerId } = deps;
-  await registerWorker(db, { id: workerId, concurrency: deps.config.workerConcurrency, handlers: deps.handlers, version: deps.version });
-  log.info({ event: "worker:start", workerId, concurrency: deps.config.workerConcurrency, handlers: deps.handlers.map((h) => h.name) });
+  const { db, log, workerId, config } = deps;
+  const registry = createHandlerRegistry(deps.handlers);
+  const partitions = deps.partitionsProvider ?? (() => null);
+  await registerWorker(db, { id: workerId, concurrency: config.workerConcurrency, handlers: registry.list(), version: deps.version });
+  log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name) });
 
-  const loops: Loop[] = [
-    startLoop({
-      name: "worker:heartbeat",
-      intervalMs: WORKER_HEARTBEAT_MS,
-      log,
-      run: async () => {
-        await heartbeatWorker(db, workerId, 0);
-      },
-    }),
-  ];
+  let claimLoop: Loop | undefined;
+  const runner = createRunner({
+    db,
+    log,
+    workerId,
+    registry,
+    concurrency: config.workerConcurrency,
+    claimBatchSize: config.claimBatchSize,
+    leaseSafetyMarginMs: config.leaseSafetyMarginMs,
+    partitions,
+    onSlotFree: () => claimLoop?.wake(),
+  });
+  claimLoop = startClaimLoop({ runner, pollIntervalMs: config.pollIntervalMs, log });
+  const leaseLoop = startLeaseLoop({ runner, log });
+  const tickLoop =
+    deps.tick === false
+      ? undefined
+      : startTickLoop({
+          db,
+          log,
+          intervalMs: config.pollIntervalMs,
+          horizonSeconds: config.tickHorizonSeconds,
+          graceSeconds: config.catchUpGraceSeconds,
+          partitions,
+          onCreated: () => claimLoop?.wake(),
+        });
+  const heartbeatLoop = startLoop({
+    name: "worker:heartbeat",
+    intervalMs: WORKER_HEARTBEAT_MS,
+    log,
+    run: async () => {
+      await heartbeatWorker(db, workerId, runner.inFlight);
+    },
+  });
+  const listener = deps.databaseUrl ? listenForDueRuns(deps.databaseUrl, () => claimLoop?.wake(), log) : undefined;
+
+  let stopping: Promise<void> | undefined;
+  const stop = async () => {
+    // Stop claiming first, then give in-flight handlers the grace period.
+    await Promise.all([claimLoop!.stop(), tickLoop?.stop(), listener?.stop()]);
+    log.info({ event: "worker:drain", workerId, inFlight: runner.inFlight, graceMs: config.shutdownGraceMs });
+    try {
+      if (!(await runner.drain(config.shutdownGraceMs))) {
+        // MUST release the claims whatever happens: abort the stragglers; their results put the
+        // runs back to pending (token still rising). If that write fails, their leases expire.
+        runner.abortAll("shutdown", `worker ${workerId} shutting down: grace of ${config.shutdownGraceMs} ms passed`);
+        await runner.drain(RELEASE_TIMEOUT_MS);
+      }
+    } finally {
+      await Promise.all([leaseLoop.stop(), heartbeatLoop.stop()]);
+      await markWorkerStopped(db, workerId).catch((err) => log.warn({ event: "worker:stop:unrecorded", err }));
+      log.info({ event: "worker:stop", workerId, leftInFlight: runner.inFlight });
+    }
+  };
 
   return {
     id: workerId,
-    stop: async () => {
-      await Promise.all(loops.map((l) => l.stop()));
-      await markWorkerStopped(db, workerId).catch((err) => log.warn({ event: "worker:stop:unrecorded", err }));
-      log.info({ event: "worker:stop", workerId });
-    },
+    inFlight: () => runner.inFlight,
+    stop: () => (stopping ??= stop()),
   };
 }

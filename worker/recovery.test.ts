@@ -1,0 +1,117 @@
+import { performance } from "node:perf_hooks";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { setClock } from "../lib/testing/clock";
+import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
+import { insertRuns, insertSchedule, readAttempts, readRun } from "./testing/fixtures";
+import { killAllWorkers, spawnWorker, startWorkers } from "./testing/spawn";
+
+// Real processes, real PostgreSQL. Real time passes here because recovery time IS the measurement;
+// schedule time never moves by sleeping (the DB clock runs from a fixed instant).
+const LEASE_SECONDS = 3;
+const POLL_MS = 200;
+const T0 = new Date("2030-01-01T10:00:00Z");
+let t: TestDatabase;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterEach(async () => {
+  await killAllWorkers();
+});
+afterAll(async () => {
+  await killAllWorkers();
+  await t?.drop();
+});
+
+async function waitForRow(id: number, pred: (r: Awaited<ReturnType<typeof readRun>>) => boolean, timeoutMs: number) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await readRun(t.pool, id);
+    if (pred(row)) return row;
+    if (Date.now() > until) throw new Error(`run ${id} did not reach the expected state: ${JSON.stringify(row)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("a worker killed mid-handler", () => {
+  it("kill -9: another worker finishes the slot within lease + poll interval", async () => {
+    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
+    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
+    const s = await insertSchedule(t.pool, { handler: "sleep", payload: { ms: 1500 }, leaseSeconds: LEASE_SECONDS });
+    // Two workers idle and polling; whichever claims the run is killed, the other must take over.
+    const ws = await startWorkers(t.url, ["w-a", "w-b"], { SLOTKEEPER_POLL_INTERVAL_MS: String(POLL_MS) });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const claimed = await waitForRow(id, (r) => r.state === "running", 20_000);
+    const victim = ws.find((w) => w.id === claimed.lease_owner)!;
+    const rescuer = ws.find((w) => w !== victim)!;
+    const killedAt = performance.now();
+    victim.signal("SIGKILL");
+    await victim.exited;
+    await waitForRow(id, (r) => r.lease_owner === rescuer.id, 30_000);
+    const takeoverMs = performance.now() - killedAt;
+    const done = await waitForRow(id, (r) => r.state === "done", 30_000);
+    const recoveryMs = performance.now() - killedAt;
+    // The bound (the article's "lease + poll interval"): the lease runs out at most one lease after
+    // the kill, and the next poll finds it. Slack: 1 s for a loaded 2-core machine. Finishing the
+    // slot adds the 1.5 s handler.
+    const boundMs = LEASE_SECONDS * 1000 + POLL_MS + 1000;
+    console.log(JSON.stringify({ event: "test:kill9:recovery", takeoverMs: Math.round(takeoverMs), doneMs: Math.round(recoveryMs), boundMs, leaseMs: LEASE_SECONDS * 1000, pollMs: POLL_MS, handlerMs: 1500 }));
+    expect(takeoverMs).toBeLessThan(boundMs);
+    expect(recoveryMs).toBeLessThan(boundMs + 1500);
+    expect(done.attempts).toBe(2);
+    const attempts = await readAttempts(t.pool, id);
+    expect(attempts.map((x) => [x.attempt, x.worker_id, x.outcome])).toEqual([
+      [1, victim.id, "lease_expired"],
+      [2, rescuer.id, "succeeded"],
+    ]);
+  });
+
+  it("SIGSTOP past the lease, SIGCONT: the zombie's finish is stale, its handler sees the abort, the ledger keeps one row", async () => {
+    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
+    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
+    // The ledger's work (2 s) ignores the signal, like a slow call that cannot be cancelled: the
+    // zombie writes after waking, with its old token, and the fence must reject it.
+    const s = await insertSchedule(t.pool, { handler: "sql-ledger", payload: { delayMs: 2000, interruptible: false }, leaseSeconds: LEASE_SECONDS });
+    const a = spawnWorker(t.url, "zombie");
+    await a.waitFor((l) => l.event === "worker:start", 60_000);
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    await waitForRow(id, (r) => r.state === "running" && r.lease_owner === "zombie", 20_000);
+    a.signal("SIGSTOP");
+    const b = spawnWorker(t.url, "successor");
+    const done = await waitForRow(id, (r) => r.state === "done", 40_000);
+    expect(done).toMatchObject({ attempts: 2 });
+    a.signal("SIGCONT");
+    const stale = await a.waitFor((l) => l.event === "run:finish:stale", 20_000);
+    expect(stale).toMatchObject({ runId: id, attempt: 1 });
+    await a.waitFor((l) => l.event === "run:abort:deadline" || l.event === "run:abort:lease_lost", 1);
+    const rejected = await a.waitFor((l) => l.event === "ledger:write:rejected", 20_000);
+    expect(rejected).toMatchObject({ fencingToken: 1, aborted: true });
+    const { rows } = await t.pool.query("SELECT fencing_token, writes, worker_id FROM ledger");
+    expect(rows).toEqual([{ fencing_token: 2, writes: 1, worker_id: "successor" }]);
+    expect(await readRun(t.pool, id)).toMatchObject({ state: "done", attempts: 2 });
+    const attempts = await readAttempts(t.pool, id);
+    expect(attempts.map((x) => [x.attempt, x.worker_id, x.outcome])).toEqual([
+      [1, "zombie", "lease_expired"],
+      [2, "successor", "succeeded"],
+    ]);
+    await b.waitFor((l) => l.event === "run:attempt" && l.outcome === "succeeded", 1);
+  });
+});
+
+describe("shutdown", () => {
+  it("SIGTERM: stops claiming, aborts after the grace period and releases the run for another worker at once", async () => {
+    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
+    await setClock(t.pool, null);
+    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
+    const s = await insertSchedule(t.pool, { handler: "sleep", payload: { ms: 60_000 }, leaseSeconds: 60 });
+    const [a] = await startWorkers(t.url, ["leaver"], { SLOTKEEPER_SHUTDOWN_GRACE_MS: "500" });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    await waitForRow(id, (r) => r.state === "running", 20_000);
+    a.signal("SIGTERM");
+    expect(await a.exited).toBe(0);
+    const row = await readRun(t.pool, id);
+    expect(row).toMatchObject({ state: "pending", attempts: 1, lease_owner: null });
+    expect((await readAttempts(t.pool, id)).map((x) => x.outcome)).toEqual(["aborted"]);
+    expect(a.lines.some((l) => l.event === "run:attempt" && l.outcome === "aborted")).toBe(true);
+  });
+});

@@ -1,0 +1,200 @@
+import { performance } from "node:perf_hooks";
+import type { Db } from "../lib/db/client";
+import type { Logger } from "../lib/log";
+import { claimRunsDetailed, type ClaimedRun } from "../lib/runs/claim";
+import { finishRuns, type RunResult } from "../lib/runs/finish";
+import { heartbeatRuns } from "../lib/runs/lease";
+import { AttemptAborted, runAttempt, type AbortKind } from "./attempt";
+import type { HandlerRegistry } from "./handlers/registry";
+
+export type RunnerOptions = {
+  db: Db;
+  log: Logger;
+  workerId: string;
+  registry: HandlerRegistry;
+  concurrency: number;
+  claimBatchSize: number;
+  /** Stop committing this long before the lease would run out (at most a third of the lease). */
+  leaseSafetyMarginMs: number;
+  /** Which partitions to claim in; null = all. The one place that decides. */
+  partitions: () => number[] | null;
+  /** Called when a slot frees up, so the claim loop can take more work at once. */
+  onSlotFree?: () => void;
+};
+
+type InFlight = {
+  run: ClaimedRun;
+  controller: AbortController;
+  leaseMs: number;
+  marginMs: number;
+  /** performance.now() when the last successful renewal (or the claim) was SENT: the lease began no earlier. */
+  renewedSentAt: number;
+  deadlineTimer?: NodeJS.Timeout;
+  /** Set once the handler is done and its result waits to be written. */
+  result?: RunResult;
+};
+
+/**
+ * The worker's in-flight runs: claims them up to the concurrency limit, runs their handlers, renews
+ * their leases in bulk, enforces each one's local deadline on the monotonic clock, and writes their
+ * results in bulk, fenced on the token.
+ */
+export function createRunner(o: RunnerOptions) {
+  const inFlight = new Map<number, InFlight>();
+  const finishQueue: InFlight[] = [];
+  let flushing: Promise<void> | null = null;
+  let flushRetryTimer: NodeJS.Timeout | undefined;
+  let drained: (() => void) | undefined;
+
+  const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
+
+  function armDeadline(e: InFlight) {
+    clearTimeout(e.deadlineTimer);
+    const ms = Math.max(0, deadlineOf(e) - performance.now());
+    e.deadlineTimer = setTimeout(() => {
+      abort(e, "deadline", `lease deadline passed: ${e.leaseMs} ms lease minus ${e.marginMs} ms safety margin since the last renewal was sent`);
+    }, ms);
+  }
+
+  function abort(e: InFlight, kind: AbortKind, message: string) {
+    if (e.controller.signal.aborted || e.result) return;
+    o.log.warn({ event: `run:abort:${kind}`, runId: e.run.id, attempt: e.run.attempt, message });
+    e.controller.abort(new AttemptAborted(kind, message));
+  }
+
+  function release(e: InFlight) {
+    clearTimeout(e.deadlineTimer);
+    inFlight.delete(e.run.id);
+    if (inFlight.size === 0) drained?.();
+    o.onSlotFree?.();
+  }
+
+  async function start(run: ClaimedRun, sentAt: number) {
+    const leaseMs = run.leaseSeconds * 1000;
+    const e: InFlight = {
+      run,
+      controller: new AbortController(),
+      leaseMs,
+      marginMs: Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)),
+      renewedSentAt: sentAt,
+    };
+    inFlight.set(run.id, e);
+    armDeadline(e);
+    const { result, durationMs } = await runAttempt(run, { registry: o.registry, workerId: o.workerId, log: o.log, signal: e.controller.signal });
+    o.log.info({
+      event: "run:attempt",
+      runId: run.id,
+      schedule: run.scheduleName,
+      scheduleId: run.scheduleId,
+      slot: run.scheduledFor.toISOString(),
+      attempt: run.attempt,
+      workerId: o.workerId,
+      outcome: result.outcome,
+      durationMs,
+      ...(result.error ? { error: result.error } : {}),
+    });
+    e.result = result;
+    finishQueue.push(e);
+    scheduleFlush(0);
+  }
+
+  function scheduleFlush(delayMs: number) {
+    if (flushing) return;
+    clearTimeout(flushRetryTimer);
+    flushRetryTimer = setTimeout(() => void flush(), delayMs);
+  }
+
+  /** Write every queued result in one statement; on a database error keep them and retry. */
+  function flush(): Promise<void> {
+    if (flushing) return flushing;
+    if (finishQueue.length === 0) return Promise.resolve();
+    const batch = finishQueue.splice(0, finishQueue.length);
+    flushing = (async () => {
+      try {
+        const { stale } = await finishRuns(o.db, o.workerId, batch.map((e) => e.result!));
+        const staleSet = new Set(stale);
+        for (const e of batch) {
+          if (staleSet.has(e.run.id)) {
+            o.log.warn({ event: "run:finish:stale", runId: e.run.id, attempt: e.run.attempt, outcome: e.result!.outcome, workerId: o.workerId });
+          }
+          release(e);
+        }
+      } catch (err) {
+        // The database is away. Results stay queued (and their leases renewed) until their own
+        // deadline passes; then the lease will expire and another worker takes the run over.
+        const now = performance.now();
+        for (const e of batch) {
+          if (now >= deadlineOf(e)) {
+            o.log.warn({ event: "run:finish:abandoned", runId: e.run.id, attempt: e.run.attempt, err });
+            release(e);
+          } else finishQueue.push(e);
+        }
+        o.log.warn({ event: "run:finish:error", err, queued: finishQueue.length });
+      } finally {
+        flushing = null;
+      }
+      if (finishQueue.length > 0) scheduleFlush(finishQueue.some((e) => e.result && e.controller.signal.aborted) ? 200 : 1000);
+    })();
+    return flushing;
+  }
+
+  return {
+    /** Runs held right now (handlers running or results waiting to be written). */
+    get inFlight() {
+      return inFlight.size;
+    },
+
+    /** Claim as many runs as there are free slots and start their handlers; true when it filled every slot it asked for. */
+    async claimPass(): Promise<boolean> {
+      const free = o.concurrency - inFlight.size;
+      if (free <= 0) return false;
+      const limit = Math.min(free, o.claimBatchSize);
+      const sentAt = performance.now();
+      const { claimed, settled } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit });
+      for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
+      for (const run of claimed) void start(run, sentAt);
+      return claimed.length + settled.length >= limit;
+    },
+
+    /** Renew, in one statement, every lease due for renewal (a third of its length since the last one). */
+    async heartbeatPass(): Promise<void> {
+      const now = performance.now();
+      const due = [...inFlight.values()].filter((e) => !e.controller.signal.aborted && now - e.renewedSentAt >= e.leaseMs / 3);
+      if (due.length === 0) return;
+      const sentAt = performance.now();
+      const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds })));
+      for (const e of due) {
+        if (inFlight.get(e.run.id) !== e) continue;
+        if (held.has(e.run.id)) {
+          e.renewedSentAt = sentAt;
+          armDeadline(e);
+        } else if (!e.result) {
+          abort(e, "lease_lost", "lease lost: the heartbeat matched no row (another worker holds a newer token)");
+        }
+      }
+    },
+
+    /** Wait until no run is in flight or `ms` passes; true when drained. */
+    async drain(ms: number): Promise<boolean> {
+      if (inFlight.size === 0) return true;
+      let timer: NodeJS.Timeout | undefined;
+      const ok = await Promise.race([
+        new Promise<boolean>((r) => (drained = () => r(true))),
+        new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms))),
+      ]);
+      clearTimeout(timer);
+      drained = undefined;
+      return ok;
+    },
+
+    /** Abort every running handler (shutdown): their results release the runs to pending. */
+    abortAll(kind: AbortKind, message: string): void {
+      for (const e of inFlight.values()) if (!e.result) abort(e, kind, message);
+    },
+
+    /** Write whatever results are queued now. */
+    flush,
+  };
+}
+
+export type Runner = ReturnType<typeof createRunner>;
