@@ -51,11 +51,39 @@ export async function claimRuns(db: Db, opts: ClaimOptions): Promise<ClaimedRun[
   return claimed;
 }
 
-/** `claimRuns`, also reporting the rows the statement skipped (overlap) or sent dead (lease expired on the final attempt). */
-export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<{ claimed: ClaimedRun[]; settled: ClaimOutcome[] }> {
+/** Where the next multi-partition claim starts, so every held partition gets its turn at the head. */
+let rotation = 0;
+
+type Claimed = { claimed: ClaimedRun[]; settled: ClaimOutcome[] };
+
+/**
+ * `claimRuns`, also reporting the rows the statement skipped (overlap) or sent dead (lease expired on the final attempt).
+ *
+ * With several partitions it claims one partition per statement, rotating the starting one, until
+ * the limit is reached. Why: `partition = $1 … ORDER BY run_after LIMIT n` walks the
+ * (partition, run_after) index in order and stops after n rows (1.6 ms for 500 of 400,000 due
+ * rows, measured with scripts/bench/explain.ts), while `partition = ANY($parts)` cannot return
+ * index order on PostgreSQL 15: it read and sorted all 200,000 due rows of 8 partitions (225 ms).
+ */
+export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Claimed> {
   if (opts.limit <= 0) return { claimed: [], settled: [] };
-  const inPartitions = (alias: string) =>
-    opts.partitions === null ? sql`` : sql`AND ${sql.raw(alias)}.partition = ANY(${sql.param(opts.partitions)}::int[])`;
+  if (opts.partitions === null) return claimInPartition(db, opts, null);
+  const parts = opts.partitions;
+  const out: Claimed = { claimed: [], settled: [] };
+  const start = rotation++ % Math.max(1, parts.length);
+  for (let i = 0; i < parts.length; i++) {
+    const left = opts.limit - out.claimed.length - out.settled.length;
+    if (left <= 0) break;
+    const r = await claimInPartition(db, { ...opts, limit: left }, parts[(start + i) % parts.length]);
+    out.claimed.push(...r.claimed);
+    out.settled.push(...r.settled);
+  }
+  return out;
+}
+
+/** One claim statement over one partition (or all of them, with null). */
+async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | null): Promise<Claimed> {
+  const inPartitions = (alias: string) => (partition === null ? sql`` : sql`AND ${sql.raw(alias)}.partition = ${partition}::int`);
 
   // One clock: every due/expired comparison reads sk_now(), never the worker's clock.
   const result = await db.execute<Row>(sql`
