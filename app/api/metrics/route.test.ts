@@ -1,0 +1,102 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { insertRun, insertSchedule } from "@/lib/alerts/testing";
+import { collectMetrics } from "@/lib/metrics/collect";
+import { parsePrometheusText, sampleValue, type Family } from "@/lib/metrics/parse-text";
+import { setClock } from "@/lib/testing/clock";
+import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+
+let t: TestDatabase;
+let metricsGet: (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+let overviewGet: typeof metricsGet;
+const ctx = { params: Promise.resolve({}) };
+
+beforeAll(async () => {
+  t = await createTestDatabase({ poolSize: 4 });
+  // The route modules open their pool on first use, from DATABASE_URL.
+  process.env.DATABASE_URL = t.url;
+  metricsGet = (await import("./route")).GET;
+  overviewGet = (await import("../overview/route")).GET;
+
+  await setClock(t.pool, "2030-01-01T10:00:00Z");
+  const ok = await insertSchedule(t.pool, "ok", { createdAt: "2030-01-01T09:00:00Z" });
+  await insertRun(t.pool, ok, "2030-01-01T09:50:00Z", "done", { startedAt: "2030-01-01T09:50:01Z", finishedAt: "2030-01-01T09:58:40Z" });
+  // Started in the last 5 minutes: claim lateness 2 s and 1 s (a retry), start lateness 2 s.
+  await insertRun(t.pool, ok, "2030-01-01T09:59:00Z", "running", { startedAt: "2030-01-01T09:59:02Z", attempts: 1 });
+  await insertRun(t.pool, ok, "2030-01-01T09:58:00Z", "done", { runAfter: "2030-01-01T09:58:30Z", startedAt: "2030-01-01T09:58:31Z", finishedAt: "2030-01-01T09:58:40Z", attempts: 2 });
+  const failing = await insertSchedule(t.pool, "failing", { createdAt: "2030-01-01T09:00:00Z" });
+  await insertRun(t.pool, failing, "2030-01-01T09:50:00Z", "dead", { finishedAt: "2030-01-01T09:51:00Z", attempts: 6 });
+  await insertRun(t.pool, failing, "2030-01-01T09:55:00Z", "done", { finishedAt: "2030-01-01T09:55:10Z" });
+  const slow = await insertSchedule(t.pool, "slow", { createdAt: "2030-01-01T09:00:00Z" });
+  await insertRun(t.pool, slow, "2030-01-01T09:50:00Z", "pending");
+  await insertRun(t.pool, slow, "2030-01-01T09:40:00Z", "skipped");
+  await insertRun(t.pool, slow, "2030-01-01T09:35:00Z", "done", { finishedAt: "2030-01-01T09:59:00Z" });
+  await insertSchedule(t.pool, "never", { createdAt: "2030-01-01T09:00:00Z" });
+  await insertSchedule(t.pool, "paused", { enabled: false });
+  await t.pool.query("INSERT INTO workers (id, hostname, pid, concurrency, last_heartbeat_at) VALUES ('w1', 'h', 1, 10, sk_now()), ('w2', 'h', 2, 10, sk_now() - interval '5 minutes')");
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+async function scrape(): Promise<Map<string, Family>> {
+  const res = await metricsGet(new Request("http://localhost/api/metrics"), ctx);
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("text/plain; version=0.0.4");
+  return parsePrometheusText(await res.text());
+}
+
+describe("GET /api/metrics", () => {
+  it("parses as Prometheus text and matches the Overview's numbers", async () => {
+    const m = await scrape();
+    const res = await overviewGet(new Request("http://localhost/api/overview"), ctx);
+    const overview = (await res.json()) as {
+      totals: { pending: number; running: number; dead: number; workersAlive: number };
+      schedules: { name: string; sinceLastSuccessSeconds: number | null; deadRuns: number; oldestPendingAgeSeconds: number | null; status: string }[];
+    };
+    expect(overview.schedules.map((s) => s.name)).toEqual(["failing", "never", "ok", "paused", "slow"]);
+    for (const s of overview.schedules) {
+      const l = { schedule: s.name };
+      expect(sampleValue(m, "slotkeeper_schedule_since_last_success_seconds", l)).toBe(s.sinceLastSuccessSeconds ?? undefined);
+      expect(sampleValue(m, "slotkeeper_schedule_dead_runs", l)).toBe(s.deadRuns);
+      expect(sampleValue(m, "slotkeeper_schedule_oldest_pending_age_seconds", l)).toBe(s.oldestPendingAgeSeconds ?? 0);
+      // The status is the most urgent rule that holds: one definition for console, alerts and metrics.
+      const firing = ["failing", "late", "backlogged"].filter((rule) => sampleValue(m, "slotkeeper_schedule_rule_firing", { ...l, rule }) === 1);
+      expect(firing[0]).toBe(s.status === "healthy" || s.status === "paused" ? undefined : s.status);
+    }
+    expect(Object.fromEntries(overview.schedules.map((s) => [s.name, s.status]))).toEqual({ failing: "failing", never: "late", ok: "healthy", paused: "paused", slow: "backlogged" });
+    expect(sampleValue(m, "slotkeeper_schedule_since_last_success_seconds", { schedule: "ok" })).toBe(80);
+    expect(sampleValue(m, "slotkeeper_schedule_oldest_pending_age_seconds", { schedule: "slow" })).toBe(600);
+
+    expect(sampleValue(m, "slotkeeper_runs", { state: "pending" })).toBe(overview.totals.pending);
+    expect(sampleValue(m, "slotkeeper_runs", { state: "running" })).toBe(overview.totals.running);
+    expect(sampleValue(m, "slotkeeper_runs", { state: "dead" })).toBe(overview.totals.dead);
+    expect(sampleValue(m, "slotkeeper_runs", { state: "done" })).toBe(4);
+    expect(sampleValue(m, "slotkeeper_runs", { state: "skipped" })).toBe(1);
+    expect(sampleValue(m, "slotkeeper_workers_alive")).toBe(overview.totals.workersAlive);
+    expect(overview.totals.workersAlive).toBe(1);
+  });
+
+  it("derives claim and start lateness histograms from recently started runs", async () => {
+    const m = await scrape();
+    expect(m.get("slotkeeper_claim_lateness_seconds")?.type).toBe("histogram");
+    // Claim: 2 s (first attempt) and exactly 1 s (the retry): le is inclusive.
+    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_bucket", { le: "0.5" })).toBe(0);
+    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_bucket", { le: "1" })).toBe(1);
+    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_bucket", { le: "2" })).toBe(2);
+    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_count")).toBe(2);
+    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_sum")).toBe(3);
+    // Start: first attempts only — the 2 s one (the 09:55 run started more than 5 minutes ago).
+    expect(sampleValue(m, "slotkeeper_start_lateness_seconds_bucket", { le: "1" })).toBe(0);
+    expect(sampleValue(m, "slotkeeper_start_lateness_seconds_bucket", { le: "+Inf" })).toBe(1);
+    expect(sampleValue(m, "slotkeeper_start_lateness_seconds_sum")).toBe(2);
+  });
+
+  it("reads done and skipped from planner statistics on a large table, matching the exact counts once analysed", async () => {
+    await t.pool.query("ANALYZE runs");
+    const exact = await collectMetrics(t.db);
+    const estimated = await collectMetrics(t.db, { estimateAboveRows: 0 });
+    expect(exact.runs.find((r) => r.state === "done")).toEqual({ state: "done", count: 4, estimated: false });
+    expect(estimated.runs.find((r) => r.state === "done")).toEqual({ state: "done", count: 4, estimated: true });
+    expect(estimated.runs.find((r) => r.state === "skipped")).toEqual({ state: "skipped", count: 1, estimated: true });
+  });
+});

@@ -1,0 +1,90 @@
+/**
+ * Render a MetricsSnapshot as Prometheus text with prom-client, in a fresh Registry per scrape:
+ * every value comes from the database at scrape time, so nothing is kept between scrapes and
+ * every web process reports the same numbers.
+ */
+import { Gauge, Registry, type Metric } from "prom-client";
+import type { LatenessHistogram, MetricsSnapshot } from "./collect";
+
+/**
+ * A histogram whose buckets were counted in SQL. prom-client's Histogram only accepts single
+ * observations, so this object hands the registry the already-cumulative series directly.
+ */
+function precomputedHistogram(name: string, help: string, h: LatenessHistogram) {
+  return {
+    name,
+    help,
+    type: "histogram",
+    get: async () => ({
+      name,
+      help,
+      type: "histogram",
+      aggregator: "sum",
+      values: [
+        ...h.buckets.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le }, value: h.counts[i] })),
+        { metricName: `${name}_bucket`, labels: { le: "+Inf" }, value: h.count },
+        { metricName: `${name}_sum`, labels: {}, value: h.sum },
+        { metricName: `${name}_count`, labels: {}, value: h.count },
+      ],
+    }),
+  };
+}
+
+/** The Prometheus text for one scrape, and its content type. */
+export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string; contentType: string }> {
+  const registry = new Registry();
+  const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
+
+  const since = gauge("slotkeeper_schedule_since_last_success_seconds", "Seconds since the schedule's last successful run; absent when it never succeeded.", ["schedule"]);
+  const dead = gauge("slotkeeper_schedule_dead_runs", "Runs of the schedule that exhausted their attempts (dead) and need a person.", ["schedule"]);
+  const pending = gauge("slotkeeper_schedule_oldest_pending_age_seconds", "Seconds the schedule's oldest due pending run has waited since its slot; 0 when none waits.", ["schedule"]);
+  const age = gauge("slotkeeper_schedule_age_seconds", "Seconds since the schedule was created (late is judged by this when it never succeeded).", ["schedule"]);
+  const lateAfter = gauge("slotkeeper_schedule_late_after_seconds", "Since-last-success threshold above which the schedule is late.", ["schedule"]);
+  const backlogAfter = gauge("slotkeeper_schedule_backlog_after_seconds", "Oldest-pending-age threshold above which the schedule is backlogged.", ["schedule"]);
+  const enabled = gauge("slotkeeper_schedule_enabled", "1 when the schedule is enabled, 0 when paused.", ["schedule"]);
+  const rule = gauge("slotkeeper_schedule_rule_firing", "1 when the built-in health rule (late, failing, backlogged) holds for the schedule.", ["schedule", "rule"]);
+  for (const { name, enabled: on, health: h } of s.schedules) {
+    const l = { schedule: name };
+    if (h.sinceLastSuccessSeconds !== null) since.set(l, h.sinceLastSuccessSeconds);
+    dead.set(l, h.deadRuns);
+    pending.set(l, h.oldestPendingAgeSeconds ?? 0);
+    age.set(l, h.ageSeconds);
+    if (h.lateAfterSeconds !== null) lateAfter.set(l, h.lateAfterSeconds);
+    if (h.backlogAfterSeconds !== null) backlogAfter.set(l, h.backlogAfterSeconds);
+    enabled.set(l, on ? 1 : 0);
+    for (const r of ["late", "failing", "backlogged"] as const) rule.set({ ...l, rule: r }, h.rules[r] ? 1 : 0);
+  }
+
+  const runs = gauge(
+    "slotkeeper_runs",
+    "Runs by state. pending, running and dead are exact; done and skipped are planner estimates once the table is large (see slotkeeper_runs_estimated).",
+    ["state"],
+  );
+  const estimated = gauge("slotkeeper_runs_estimated", "1 when slotkeeper_runs for this state is a statistics estimate rather than an exact count.", ["state"]);
+  for (const r of s.runs) {
+    runs.set({ state: r.state }, r.count);
+    estimated.set({ state: r.state }, r.estimated ? 1 : 0);
+  }
+
+  registry.registerMetric(
+    precomputedHistogram(
+      "slotkeeper_claim_lateness_seconds",
+      "How long runs started in the last 5 minutes waited between becoming claimable (run_after) and being claimed.",
+      s.claimLateness,
+    ) as unknown as Metric,
+  );
+  registry.registerMetric(
+    precomputedHistogram(
+      "slotkeeper_start_lateness_seconds",
+      "How late first attempts started in the last 5 minutes began after their due time (started_at - due_at).",
+      s.startLateness,
+    ) as unknown as Metric,
+  );
+
+  gauge("slotkeeper_workers_alive", "Worker processes that heartbeated within the last 30 seconds.").set(s.workersAlive);
+  const deliveries = gauge("slotkeeper_alert_deliveries", "Alert notifications waiting to be sent (pending) or given up on (failed).", ["state"]);
+  deliveries.set({ state: "pending" }, s.deliveries.pending);
+  deliveries.set({ state: "failed" }, s.deliveries.failed);
+
+  return { text: await registry.metrics(), contentType: registry.contentType };
+}
