@@ -1,24 +1,35 @@
 "use client";
 
 import Link from "next/link";
+import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
+import { CHART_WINDOW_OPTIONS, chartsQuery, type ChartWindow } from "@/lib/client/charts";
 import { overviewQuery } from "@/lib/client/overview";
+import { HealthCharts } from "./health-charts";
+import { ScheduleHealthTable } from "./schedule-health-table";
 import { PageHeader } from "./ui/page-header";
 import { Stat } from "./ui/stat";
 import { EmptyState, ErrorState, Loading } from "./ui/states";
+import { WindowPicker } from "./ui/window-picker";
 
-/** The Overview: totals now; per-schedule health and charts build on it. */
+/** The Overview: totals, every schedule's health, and health over time. */
 export function OverviewView() {
   const q = useQuery(overviewQuery());
+  const [chartWindow, setChartWindow] = useState<ChartWindow>("1h");
+  const hasSchedules = (q.data?.schedules.length ?? 0) > 0;
+  const charts = useQuery({ ...chartsQuery(chartWindow), enabled: hasSchedules });
   return (
     <div>
-      <PageHeader title="Overview" description="Every schedule's health at a glance. Times come from the database clock." />
+      <PageHeader
+        title="Overview"
+        description="Every schedule's health at a glance: alert on the absence of success, on dead runs, and on a rising oldest-pending age. Ages come from the database clock."
+      />
       {q.isPending ? (
         <Loading />
       ) : q.isError ? (
         <ErrorState error={q.error} retry={() => q.refetch()} />
       ) : (
-        <>
+        <div className="space-y-8">
           <div className="grid grid-cols-2 gap-4 md:grid-cols-3 lg:grid-cols-6" data-testid="overview-totals">
             <Stat label="Schedules" value={q.data.totals.schedules} testId="total-schedules" />
             <Stat label="Paused" value={q.data.totals.paused} testId="total-paused" />
@@ -27,18 +38,27 @@ export function OverviewView() {
             <Stat label="Running" value={q.data.totals.running} testId="total-running" />
             <Stat label="Dead runs" value={q.data.totals.dead} tone={q.data.totals.dead > 0 ? "bad" : "default"} testId="total-dead" />
           </div>
-          {q.data.totals.schedules === 0 ? (
-            <div className="mt-8">
-              <EmptyState title="No schedules yet" testId="overview-empty">
-                <p>
-                  Create one on the <Link className="underline" href="/schedules">Schedules</Link> page or with{" "}
-                  <code className="rounded bg-slate-100 px-1">POST /api/schedules</code>. Each slot of a schedule becomes one run row, created once
-                  however many workers tick.
-                </p>
-              </EmptyState>
-            </div>
-          ) : null}
-        </>
+          {!hasSchedules ? (
+            <EmptyState title="No schedules yet" testId="overview-empty">
+              <p>
+                Create one on the <Link className="underline" href="/schedules/new">new schedule</Link> form or with{" "}
+                <code className="rounded bg-slate-100 px-1">POST /api/schedules</code>. Each slot of a schedule becomes one run row, created once
+                however many workers tick.
+              </p>
+            </EmptyState>
+          ) : (
+            <>
+              <ScheduleHealthTable schedules={q.data.schedules} />
+              <section>
+                <div className="mb-3 flex items-center justify-between">
+                  <h2 className="text-sm font-semibold text-slate-800">Health over time</h2>
+                  <WindowPicker value={chartWindow} options={CHART_WINDOW_OPTIONS} onChange={setChartWindow} />
+                </div>
+                {charts.isPending ? <Loading label="Loading charts…" /> : charts.isError ? <ErrorState error={charts.error} retry={() => charts.refetch()} /> : <HealthCharts charts={charts.data} />}
+              </section>
+            </>
+          )}
+        </div>
       )}
     </div>
   );

@@ -1,11 +1,6 @@
-import { PageHeader } from "@/components/ui/page-header";
-import { EmptyState } from "@/components/ui/states";
+import { RunsView } from "@/components/runs-view";
 
-export default function RunsPage() {
-  return (
-    <div>
-      <PageHeader title="Runs" description="Every slot across schedules; filter by state to find dead runs." />
-      <EmptyState title="No runs yet" testId="runs-empty" />
-    </div>
-  );
+export default async function RunsPage({ searchParams }: { searchParams: Promise<{ state?: string }> }) {
+  const { state } = await searchParams;
+  return <RunsView initialState={state ?? ""} />;
 }

@@ -1,13 +1,14 @@
 import { queryOptions } from "@tanstack/react-query";
-import type { OverviewTotals } from "../health/overview";
+import type { OverviewSchedule, OverviewTotals } from "../health/overview";
 import { fetchJson, LIVE_REFRESH_MS } from "./api";
 
+export type { OverviewSchedule, OverviewTotals };
 export const overviewKey = ["overview"] as const;
 
-/** The Overview header's totals, polled so the page stays live. */
+/** The Overview: header totals and every schedule with its health, polled so the page stays live. */
 export const overviewQuery = () =>
   queryOptions({
     queryKey: overviewKey,
-    queryFn: ({ signal }) => fetchJson<{ totals: OverviewTotals }>("/api/overview", { signal }),
+    queryFn: ({ signal }) => fetchJson<{ totals: OverviewTotals; schedules: OverviewSchedule[] }>("/api/overview", { signal }),
     refetchInterval: LIVE_REFRESH_MS,
   });

@@ -1,0 +1,5 @@
+import { ScheduleEditor } from "@/components/schedule-editor";
+
+export default function NewSchedulePage() {
+  return <ScheduleEditor />;
+}

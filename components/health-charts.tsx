@@ -1,0 +1,74 @@
+"use client";
+
+import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import type { HealthCharts as Charts } from "@/lib/client/charts";
+import { formatDuration } from "./ui/time";
+
+const COLORS = ["#0f766e", "#7c3aed", "#ea580c", "#2563eb", "#db2777", "#65a30d", "#0891b2", "#9333ea", "#ca8a04", "#dc2626", "#4f46e5", "#059669"];
+
+function tickTime(bucketSeconds: number) {
+  return (iso: string) => {
+    const d = new Date(iso);
+    return bucketSeconds >= 3600
+      ? d.toLocaleDateString(undefined, { month: "short", day: "numeric" }) + " " + d.toLocaleTimeString(undefined, { hour: "2-digit" })
+      : d.toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit" });
+  };
+}
+
+const tooltipTime = (iso: unknown) => `${new Date(String(iso)).toLocaleString()}`;
+
+function ChartCard({ title, hint, children, testId }: { title: string; hint: string; children: React.ReactNode; testId: string }) {
+  return (
+    <figure data-testid={testId} className="rounded-lg border border-slate-200 bg-white p-4">
+      <figcaption className="mb-2">
+        <span className="text-sm font-semibold text-slate-800">{title}</span>
+        <span className="ml-2 text-xs text-slate-500">{hint}</span>
+      </figcaption>
+      <div className="h-56">{children}</div>
+    </figure>
+  );
+}
+
+/** Since-last-success and oldest-pending-age per schedule, and runs by outcome, over the chosen window. */
+export function HealthCharts({ charts }: { charts: Charts }) {
+  const fmt = tickTime(charts.bucketSeconds);
+  const seriesLines = (data: Charts["sinceLastSuccess"]) => (
+    <ResponsiveContainer width="100%" height="100%">
+      <LineChart data={data} margin={{ top: 4, right: 8, left: 0, bottom: 0 }}>
+        <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
+        <XAxis dataKey="t" tickFormatter={fmt} minTickGap={40} fontSize={11} stroke="#64748b" />
+        <YAxis tickFormatter={(v: number) => formatDuration(v)} width={64} fontSize={11} stroke="#64748b" />
+        <Tooltip labelFormatter={tooltipTime} formatter={(v) => formatDuration(Number(v))} />
+        {charts.series.length > 1 ? <Legend wrapperStyle={{ fontSize: 11 }} /> : null}
+        {charts.series.map((s, i) => (
+          <Line key={s.key} type="monotone" dataKey={s.key} name={s.name} stroke={COLORS[i % COLORS.length]} dot={false} strokeWidth={1.75} isAnimationActive={false} connectNulls />
+        ))}
+      </LineChart>
+    </ResponsiveContainer>
+  );
+  return (
+    <div className="grid grid-cols-1 gap-4 xl:grid-cols-3" data-testid="health-charts">
+      <ChartCard title="Since last success" hint="late above two intervals" testId="chart-since-last-success">
+        {seriesLines(charts.sinceLastSuccess)}
+      </ChartCard>
+      <ChartCard title="Oldest pending age" hint="rising = workers too few" testId="chart-oldest-pending">
+        {seriesLines(charts.oldestPendingAge)}
+      </ChartCard>
+      <ChartCard title="Runs by outcome" hint={`per ${formatDuration(charts.bucketSeconds)}, by slot`} testId="chart-outcomes">
+        <ResponsiveContainer width="100%" height="100%">
+          <BarChart data={charts.outcomes} margin={{ top: 4, right: 8, left: 0, bottom: 0 }}>
+            <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
+            <XAxis dataKey="t" tickFormatter={fmt} minTickGap={40} fontSize={11} stroke="#64748b" />
+            <YAxis allowDecimals={false} width={40} fontSize={11} stroke="#64748b" />
+            <Tooltip labelFormatter={tooltipTime} />
+            <Legend wrapperStyle={{ fontSize: 11 }} />
+            <Bar dataKey="done" stackId="o" fill="#10b981" isAnimationActive={false} />
+            <Bar dataKey="dead" stackId="o" fill="#ef4444" isAnimationActive={false} />
+            <Bar dataKey="skipped" stackId="o" fill="#94a3b8" isAnimationActive={false} />
+            <Bar dataKey="waiting" stackId="o" fill="#6366f1" isAnimationActive={false} />
+          </BarChart>
+        </ResponsiveContainer>
+      </ChartCard>
+    </div>
+  );
+}

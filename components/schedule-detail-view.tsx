@@ -1,0 +1,131 @@
+"use client";
+
+import { useRouter } from "next/navigation";
+import { useState } from "react";
+import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { CHART_WINDOW_OPTIONS, chartsQuery, type ChartWindow } from "@/lib/client/charts";
+import { overviewKey } from "@/lib/client/overview";
+import { requeueRun, runsKey, scheduleRunsQuery } from "@/lib/client/runs";
+import {
+  backfillSchedule,
+  deleteSchedule,
+  pauseSchedule,
+  resumeSchedule,
+  runScheduleNow,
+  scheduleKey,
+  scheduleQuery,
+  schedulesKey,
+} from "@/lib/client/schedules";
+import { HealthCharts } from "./health-charts";
+import { RunHistoryTable } from "./run-history-table";
+import { ScheduleActions } from "./schedule-actions";
+import { ScheduleConfig, ScheduleHealthStats } from "./schedule-summary";
+import { Button } from "./ui/button";
+import { PageHeader } from "./ui/page-header";
+import { EmptyState, ErrorState, Loading } from "./ui/states";
+import { WindowPicker } from "./ui/window-picker";
+
+/** One schedule: health, charts, configuration, actions and its run history (live). */
+export function ScheduleDetailView({ name }: { name: string }) {
+  const router = useRouter();
+  const qc = useQueryClient();
+  const schedule = useQuery(scheduleQuery(name));
+  const [state, setState] = useState("");
+  const runs = useInfiniteQuery(scheduleRunsQuery(name, { state: state || undefined }));
+  const [chartWindow, setChartWindow] = useState<ChartWindow>("1h");
+  const charts = useQuery(chartsQuery(chartWindow, name));
+  const [notice, setNotice] = useState<string | null>(null);
+
+  const refresh = () =>
+    Promise.all([
+      qc.invalidateQueries({ queryKey: scheduleKey(name) }),
+      qc.invalidateQueries({ queryKey: runsKey }),
+      qc.invalidateQueries({ queryKey: schedulesKey }),
+      qc.invalidateQueries({ queryKey: overviewKey }),
+    ]);
+  const action = useMutation({
+    mutationFn: (fn: () => Promise<unknown>) => fn(),
+    onSuccess: refresh,
+    onError: (e) => setNotice(e instanceof Error ? e.message : String(e)),
+  });
+  const requeue = useMutation({ mutationFn: requeueRun, onSuccess: refresh, onError: (e) => setNotice(e.message) });
+  const remove = useMutation({
+    mutationFn: (keep: boolean) => deleteSchedule(name, keep),
+    onSuccess: async () => {
+      qc.removeQueries({ queryKey: scheduleKey(name) });
+      await Promise.all([qc.invalidateQueries({ queryKey: schedulesKey }), qc.invalidateQueries({ queryKey: overviewKey })]);
+      router.push("/schedules");
+    },
+    onError: (e) => setNotice(e.message),
+  });
+
+  if (schedule.isPending) return <div><PageHeader title={name} /><Loading /></div>;
+  if (schedule.isError) return <div><PageHeader title={name} /><ErrorState error={schedule.error} retry={() => schedule.refetch()} /></div>;
+  const s = schedule.data;
+  const allRuns = runs.data?.pages.flatMap((p) => p.runs) ?? [];
+
+  return (
+    <div className="space-y-6">
+      <PageHeader title={s.name} description={s.description || `Runs ${s.handler} ${s.cron ? `on "${s.cron}" (${s.timezone})` : `every ${s.everySeconds}s`}.`} />
+      <ScheduleActions
+        enabled={s.enabled}
+        busy={action.isPending || remove.isPending}
+        onRunNow={() => action.mutate(async () => { await runScheduleNow(name); setNotice("Run queued: it appears in the history below."); })}
+        onPause={() => action.mutate(() => pauseSchedule(name))}
+        onResume={() => action.mutate(() => resumeSchedule(name))}
+        onEdit={() => router.push(`/schedules/${encodeURIComponent(name)}/edit`)}
+        onBackfillPreview={(from, to) => backfillSchedule(name, { from, to, dryRun: true })}
+        onBackfill={async (from, to) => {
+          const r = await backfillSchedule(name, { from, to });
+          setNotice(`Backfill created ${r.created ?? 0} run${r.created === 1 ? "" : "s"}.`);
+          await refresh();
+        }}
+        onDelete={(keep) => remove.mutate(keep)}
+      />
+      {notice ? (
+        <p role="status" data-testid="notice" className="flex items-center justify-between rounded-md border border-slate-200 bg-white px-3 py-2 text-sm text-slate-700">
+          {notice}
+          <Button size="sm" variant="ghost" onClick={() => setNotice(null)}>Dismiss</Button>
+        </p>
+      ) : null}
+      <ScheduleHealthStats schedule={s} />
+      <section>
+        <div className="mb-3 flex items-center justify-between">
+          <h2 className="text-sm font-semibold text-slate-800">Health over time</h2>
+          <WindowPicker value={chartWindow} options={CHART_WINDOW_OPTIONS} onChange={setChartWindow} />
+        </div>
+        {charts.isPending ? <Loading label="Loading charts…" /> : charts.isError ? <ErrorState error={charts.error} retry={() => charts.refetch()} /> : <HealthCharts charts={charts.data} />}
+      </section>
+      <div className="grid grid-cols-1 gap-6 2xl:grid-cols-3">
+        <section className="2xl:col-span-2">
+          <div className="mb-3 flex items-center justify-between">
+            <h2 className="text-sm font-semibold text-slate-800">Run history <span className="font-normal text-slate-500">(newest slot first)</span></h2>
+            <select aria-label="Filter runs by state" className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm" value={state} onChange={(e) => setState(e.target.value)} data-testid="history-state-filter">
+              <option value="">All states</option>
+              {["pending", "running", "done", "dead", "skipped"].map((x) => <option key={x} value={x}>{x}</option>)}
+            </select>
+          </div>
+          {runs.isPending ? (
+            <Loading label="Loading runs…" />
+          ) : runs.isError ? (
+            <ErrorState error={runs.error} retry={() => runs.refetch()} />
+          ) : allRuns.length === 0 ? (
+            <EmptyState title={state ? `No ${state} runs` : "No runs yet"} testId="history-empty">Slots appear here as workers materialise them, shortly before they are due.</EmptyState>
+          ) : (
+            <>
+              <RunHistoryTable runs={allRuns} catchUp={s.catchUp} onRequeue={(id) => requeue.mutate(id)} requeueing={requeue.isPending ? requeue.variables : null} />
+              {runs.hasNextPage ? (
+                <div className="mt-3 text-center">
+                  <Button onClick={() => runs.fetchNextPage()} disabled={runs.isFetchingNextPage} data-testid="history-more">
+                    {runs.isFetchingNextPage ? "Loading…" : "Older runs"}
+                  </Button>
+                </div>
+              ) : null}
+            </>
+          )}
+        </section>
+        <ScheduleConfig schedule={s} />
+      </div>
+    </div>
+  );
+}

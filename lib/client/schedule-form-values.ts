@@ -1,0 +1,168 @@
+/**
+ * The schedule form's values (strings, as inputs hold them) and their mapping to the API body.
+ * Validation is the API's own: `parseScheduleInput` from lib/schedules/input.ts, run per field
+ * while typing (as a one-field patch) and on the whole body before saving.
+ */
+import { AppError } from "../errors";
+import { parseScheduleInput } from "../schedules/input";
+import type { Schedule } from "./schedules";
+
+export type FormValues = {
+  name: string;
+  description: string;
+  handler: string;
+  payload: string;
+  timingKind: "cron" | "interval";
+  cron: string;
+  everySeconds: string;
+  timezone: string;
+  catchUp: "skip" | "latest" | "all";
+  maxLatenessSeconds: string;
+  jitterSeconds: string;
+  overlap: "allow" | "forbid" | "skip";
+  retryMaxAttempts: string;
+  retryBaseSeconds: string;
+  retryCapSeconds: string;
+  leaseSeconds: string;
+  enabled: boolean;
+};
+
+/** Field errors keyed by the API's field path ("cron", "retry.capSeconds", …); "form" for the rest. */
+export type FieldErrors = Partial<Record<string, string>>;
+
+export const DEFAULT_VALUES: FormValues = {
+  name: "",
+  description: "",
+  handler: "noop",
+  payload: "{}",
+  timingKind: "cron",
+  cron: "*/15 * * * *",
+  everySeconds: "300",
+  timezone: "UTC",
+  catchUp: "latest",
+  maxLatenessSeconds: "",
+  jitterSeconds: "0",
+  overlap: "allow",
+  retryMaxAttempts: "6",
+  retryBaseSeconds: "30",
+  retryCapSeconds: "900",
+  leaseSeconds: "60",
+  enabled: true,
+};
+
+/** The form's starting values for an existing schedule. */
+export function valuesFromSchedule(s: Schedule): FormValues {
+  return {
+    name: s.name,
+    description: s.description ?? "",
+    handler: s.handler,
+    payload: JSON.stringify(s.payload ?? {}, null, 2),
+    timingKind: s.cron ? "cron" : "interval",
+    cron: s.cron ?? DEFAULT_VALUES.cron,
+    everySeconds: String(s.everySeconds ?? DEFAULT_VALUES.everySeconds),
+    timezone: s.timezone,
+    catchUp: s.catchUp,
+    maxLatenessSeconds: s.maxLatenessSeconds === null ? "" : String(s.maxLatenessSeconds),
+    jitterSeconds: String(s.jitterSeconds),
+    overlap: s.overlap,
+    retryMaxAttempts: String(s.retry.maxAttempts),
+    retryBaseSeconds: String(s.retry.baseSeconds),
+    retryCapSeconds: String(s.retry.capSeconds),
+    leaseSeconds: String(s.leaseSeconds),
+    enabled: s.enabled,
+  };
+}
+
+/** "" → undefined (so the API reports "required"/defaults), "12" → 12, "1.5" / "x" → NaN (a type error). */
+function num(v: string): number | undefined {
+  const t = v.trim();
+  if (t === "") return undefined;
+  return /^-?\d+(\.\d+)?$/.test(t) ? Number(t) : Number.NaN;
+}
+
+/** The payload text as JSON, or the message explaining why it is not. */
+export function parsePayload(text: string): { ok: true; value: unknown } | { ok: false; message: string } {
+  try {
+    return { ok: true, value: JSON.parse(text.trim() === "" ? "{}" : text) };
+  } catch (err) {
+    return { ok: false, message: `payload is not valid JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** The JSON body for POST (create) or PATCH (edit, without `version`); null when the payload is not JSON. */
+export function toBody(v: FormValues, mode: "create" | "edit"): Record<string, unknown> | null {
+  const payload = parsePayload(v.payload);
+  if (!payload.ok) return null;
+  const interval = v.timingKind === "interval";
+  const body: Record<string, unknown> = {
+    ...(mode === "create" ? { name: v.name.trim() } : {}),
+    description: v.description,
+    handler: v.handler,
+    payload: payload.value,
+    cron: interval ? (mode === "edit" ? null : undefined) : v.cron.trim(),
+    everySeconds: interval ? num(v.everySeconds) : mode === "edit" ? null : undefined,
+    timezone: v.timezone.trim(),
+    catchUp: v.catchUp,
+    maxLatenessSeconds: num(v.maxLatenessSeconds) ?? null,
+    jitterSeconds: num(v.jitterSeconds),
+    overlap: v.overlap,
+    retry: { maxAttempts: num(v.retryMaxAttempts), baseSeconds: num(v.retryBaseSeconds), capSeconds: num(v.retryCapSeconds) },
+    leaseSeconds: num(v.leaseSeconds),
+    enabled: v.enabled,
+  };
+  return stripUndefined(body);
+}
+
+/** Drop undefined keys (one level, and inside retry); NaN stays so validation can name it. */
+function stripUndefined(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) {
+    if (v === undefined) continue;
+    out[k] = v && typeof v === "object" && !Array.isArray(v) && k === "retry" ? stripUndefined(v as Record<string, unknown>) : v;
+  }
+  return out;
+}
+
+function check(body: Record<string, unknown>, mode: "create" | "patch"): { field: string; message: string } | null {
+  try {
+    if (mode === "patch") parseScheduleInput({ ...body, version: 1 }, "patch");
+    else parseScheduleInput(body, "create");
+    return null;
+  } catch (err) {
+    if (err instanceof AppError) return { field: err.field ?? "form", message: err.message };
+    return { field: "form", message: String(err) };
+  }
+}
+
+/**
+ * Every field's error, each field checked on its own (so a bad cron shows while the name is still
+ * empty), then the whole body for the rules that span fields.
+ */
+export function validateValues(v: FormValues, mode: "create" | "edit"): FieldErrors {
+  const errors: FieldErrors = {};
+  const payload = parsePayload(v.payload);
+  if (!payload.ok) errors.payload = payload.message;
+  const body = toBody(v, mode) ?? { ...toBody({ ...v, payload: "{}" }, mode) };
+  const parts: Record<string, unknown>[] = [
+    { name: body.name },
+    { handler: body.handler },
+    { description: body.description },
+    v.timingKind === "cron" ? { cron: body.cron ?? "", timezone: body.timezone } : { everySeconds: body.everySeconds, timezone: body.timezone },
+    { maxLatenessSeconds: body.maxLatenessSeconds },
+    { jitterSeconds: body.jitterSeconds },
+    { leaseSeconds: body.leaseSeconds },
+    { retry: body.retry },
+  ];
+  if (payload.ok) parts.push({ payload: body.payload });
+  for (const part of parts) {
+    const clean = stripUndefined(part);
+    if (mode === "create" && "name" in part && clean.name === undefined) clean.name = "";
+    const e = check(clean, "patch");
+    if (e && !errors[e.field]) errors[e.field] = e.message;
+  }
+  if (Object.keys(errors).length === 0) {
+    const e = check(body, mode === "create" ? "create" : "patch");
+    if (e) errors[e.field] = e.message;
+  }
+  return errors;
+}
