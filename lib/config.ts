@@ -19,6 +19,10 @@ export const configDefaults = {
   payloadMaxBytes: 64 * 1024,
   retentionDays: 30,
   retentionMaxRuns: 10_000,
+  publicUrl: "http://localhost:3000",
+  alertIntervalSeconds: 15,
+  alertReminderMinutes: 60,
+  smtpFrom: "Slotkeeper <slotkeeper@localhost>",
 } as const;
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -58,6 +62,16 @@ const envSchema = z.object({
   SLOTKEEPER_RETENTION_DAYS: int(1, 36_500).default(configDefaults.retentionDays),
   /** Most runs kept per schedule; older finished ones beyond it are deleted (retention_max_runs overrides it). */
   SLOTKEEPER_RETENTION_MAX_RUNS: int(1, 100_000_000).default(configDefaults.retentionMaxRuns),
+  /** The console's base URL, for the schedule link in every alert notification. */
+  SLOTKEEPER_PUBLIC_URL: z.string().url().default(configDefaults.publicUrl),
+  /** How often workers evaluate the alert rules (one worker evaluates per pass). */
+  SLOTKEEPER_ALERT_INTERVAL_SECONDS: int(1, 3600).default(configDefaults.alertIntervalSeconds),
+  /** Repeat a firing alert this often while it stays bad; 0 turns reminders off. */
+  SLOTKEEPER_ALERT_REMINDER_MINUTES: int(0, 10_080).default(configDefaults.alertReminderMinutes),
+  /** SMTP server for e-mail channels: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://host:465. */
+  SLOTKEEPER_SMTP_URL: z.string().regex(/^smtps?:\/\/[^/]+/, "must look like smtp://user:pass@host:587 or smtps://host:465").optional(),
+  /** Sender of alert e-mail. */
+  SLOTKEEPER_SMTP_FROM: z.string().min(3).max(300).default(configDefaults.smtpFrom),
   /** Worker id; defaults to host-pid-random. */
   SLOTKEEPER_WORKER_ID: z.string().min(1).max(200).optional(),
 });
@@ -80,6 +94,11 @@ export type Config = {
   payloadMaxBytes: number;
   retentionDays: number;
   retentionMaxRuns: number;
+  publicUrl: string;
+  alertIntervalSeconds: number;
+  alertReminderMinutes: number;
+  smtpUrl: string | undefined;
+  smtpFrom: string;
   workerId: string | undefined;
 };
 
@@ -113,6 +132,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     payloadMaxBytes: e.SLOTKEEPER_PAYLOAD_MAX_BYTES,
     retentionDays: e.SLOTKEEPER_RETENTION_DAYS,
     retentionMaxRuns: e.SLOTKEEPER_RETENTION_MAX_RUNS,
+    publicUrl: e.SLOTKEEPER_PUBLIC_URL,
+    alertIntervalSeconds: e.SLOTKEEPER_ALERT_INTERVAL_SECONDS,
+    alertReminderMinutes: e.SLOTKEEPER_ALERT_REMINDER_MINUTES,
+    smtpUrl: e.SLOTKEEPER_SMTP_URL,
+    smtpFrom: e.SLOTKEEPER_SMTP_FROM,
     workerId: e.SLOTKEEPER_WORKER_ID,
   };
 }
