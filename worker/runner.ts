@@ -109,6 +109,7 @@ export function createRunner(o: RunnerOptions) {
     if (flushing) return flushing;
     if (finishQueue.length === 0) return Promise.resolve();
     const batch = finishQueue.splice(0, finishQueue.length);
+    let failed = false;
     flushing = (async () => {
       try {
         const { stale } = await finishRuns(o.db, o.workerId, batch.map((e) => e.result!));
@@ -120,6 +121,7 @@ export function createRunner(o: RunnerOptions) {
           release(e);
         }
       } catch (err) {
+        failed = true;
         // The database is away. Results stay queued (and their leases renewed) until their own
         // deadline passes; then the lease will expire and another worker takes the run over.
         const now = performance.now();
@@ -133,7 +135,8 @@ export function createRunner(o: RunnerOptions) {
       } finally {
         flushing = null;
       }
-      if (finishQueue.length > 0) scheduleFlush(finishQueue.some((e) => e.result && e.controller.signal.aborted) ? 200 : 1000);
+      // Results that arrived meanwhile go at once; after a failure, retry in a second.
+      if (finishQueue.length > 0) scheduleFlush(failed ? 1000 : 0);
     })();
     return flushing;
   }
