@@ -60,6 +60,17 @@ describe("claimRuns", () => {
     expect((await heartbeatRuns(t.db, "w2", [{ id, attempt: 2 }])).has(id)).toBe(true);
   });
 
+  it("rescues an expired lease in any partition, but claims pending runs only in its own", async () => {
+    const s = await insertSchedule(t.pool, { leaseSeconds: 5, partition: 3 });
+    const [id, other] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() - 1000) }]);
+    await claimRuns(t.db, { workerId: "w1", partitions: [3], limit: 1 });
+    await advanceClock(t.pool, 6_000);
+    const rescued = await claimRuns(t.db, { workerId: "w2", partitions: [7], limit: 10 });
+    expect(rescued.map((r) => r.id)).toHaveLength(1);
+    expect([id, other]).toContain(rescued[0].id);
+    expect(rescued[0].attempt).toBe(2);
+  });
+
   it("sends a run dead when its final attempt's lease expires", async () => {
     const s = await insertSchedule(t.pool, { leaseSeconds: 5, retryMaxAttempts: 1 });
     const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);

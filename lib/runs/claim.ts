@@ -88,10 +88,13 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
   // One clock: every due/expired comparison reads sk_now(), never the worker's clock.
   const result = await db.execute<Row>(sql`
     WITH expired AS (
-      -- Running runs whose lease ran out: the previous worker died or stalled.
+      -- Running runs whose lease ran out: the previous worker died or stalled. Any worker rescues
+      -- them, whatever partitions it holds, so recovery stays within lease + poll interval and never
+      -- waits for the dead worker's partition leases to change hands. (Few rows: at most the
+      -- cluster's total concurrency are running.)
       SELECT r.id, r.attempts, r.max_attempts, r.lease_owner, r.started_at, r.lease_expires_at
       FROM runs r
-      WHERE r.state = 'running' AND r.lease_expires_at < sk_now() ${inPartitions("r")}
+      WHERE r.state = 'running' AND r.lease_expires_at < sk_now()
       LIMIT ${opts.limit}
       FOR UPDATE SKIP LOCKED
     ),

@@ -18,12 +18,15 @@ export type ScheduleSpec = {
 
 let counter = 0;
 
-/** Insert a schedule (every hour, disabled so no tick materialises anything) and return its id. */
+/**
+ * Insert a schedule (every hour, disabled so no tick materialises anything, catch-up `all` so the
+ * tick's lateness pass leaves old test runs alone) and return its id.
+ */
 export async function insertSchedule(db: Queryable, s: ScheduleSpec = {}): Promise<number> {
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO schedules (name, handler, payload, every_seconds, overlap, lease_seconds, retry_max_attempts,
-       retry_base_seconds, retry_cap_seconds, enabled, next_slot_at, partition)
-     VALUES ($1, $2, $3::jsonb, 3600, $4, $5, $6, $7, $8, false, '2100-01-01', $9) RETURNING id`,
+       retry_base_seconds, retry_cap_seconds, enabled, next_slot_at, partition, catch_up)
+     VALUES ($1, $2, $3::jsonb, 3600, $4, $5, $6, $7, $8, false, '2100-01-01', $9, 'all') RETURNING id`,
     [
       s.name ?? `test-${process.pid}-${++counter}`,
       s.handler ?? "noop",

@@ -1,0 +1,108 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { runClockFrom } from "../lib/testing/clock";
+import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
+import { insertRuns, insertSchedule, readRun, slots } from "./testing/fixtures";
+import { killAllWorkers, startWorkers } from "./testing/spawn";
+
+// Several real worker processes on one database.
+const T0 = new Date("2030-01-01T10:00:00Z");
+let t: TestDatabase;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterEach(async () => {
+  await killAllWorkers();
+  await t.pool.query("TRUNCATE runs, attempts, schedules, workers RESTART IDENTITY CASCADE");
+});
+afterAll(async () => {
+  await killAllWorkers();
+  await t?.drop();
+});
+
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string) {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Attempts of one schedule's runs as [start, end] intervals on the database clock, in slot order. */
+async function attemptIntervals(scheduleId: number) {
+  const { rows } = await t.pool.query<{ scheduled_for: Date; started_at: Date; finished_at: Date; worker_id: string }>(
+    `SELECT r.scheduled_for, a.started_at, a.finished_at, a.worker_id FROM attempts a JOIN runs r ON r.id = a.run_id
+     WHERE r.schedule_id = $1 ORDER BY r.scheduled_for, a.attempt`,
+    [scheduleId],
+  );
+  return rows;
+}
+
+const overlaps = (a: { started_at: Date; finished_at: Date }, b: { started_at: Date; finished_at: Date }) =>
+  a.started_at < b.finished_at && b.started_at < a.finished_at;
+
+describe("many workers on one database", () => {
+  it("4 processes, 2,000 runs: every run done exactly once, none left running", async () => {
+    await runClockFrom(t.pool, T0);
+    const started = Date.now();
+    await startWorkers(t.url, ["many-1", "many-2", "many-3", "many-4"], { SLOTKEEPER_CONCURRENCY: "50" });
+    // Spread over all 16 partitions: each worker claims in the partitions it holds.
+    const schedules = await Promise.all(Array.from({ length: 20 }, (_, i) => insertSchedule(t.pool, { handler: "noop", partition: i % 16 })));
+    // 20 schedules x 100 slots, all due now.
+    for (const s of schedules) await insertRuns(t.pool, s, slots(T0.getTime() - 100 * 60_000, 100).map((d) => ({ scheduledFor: d })));
+    await waitUntil(async () => (await t.pool.query("SELECT count(*)::int AS n FROM runs WHERE state = 'done'")).rows[0].n === 2000, 90_000, "2,000 done runs");
+    const { rows: states } = await t.pool.query("SELECT state, attempts, count(*)::int AS n FROM runs GROUP BY 1, 2");
+    expect(states).toEqual([{ state: "done", attempts: 1, n: 2000 }]);
+    const { rows: byWorker } = await t.pool.query<{ worker_id: string; n: number }>(
+      "SELECT worker_id, count(*)::int AS n FROM attempts WHERE outcome = 'succeeded' GROUP BY 1 ORDER BY 1",
+    );
+    expect(byWorker.reduce((sum, w) => sum + w.n, 0)).toBe(2000);
+    expect((await t.pool.query("SELECT count(DISTINCT run_id)::int AS n FROM attempts")).rows[0].n).toBe(2000);
+    console.log(JSON.stringify({ event: "test:many-workers", runs: 2000, workers: 4, seconds: (Date.now() - started) / 1000, byWorker }));
+    // Every worker took a share (SKIP LOCKED spreads the work rather than serialising it).
+    expect(byWorker.length).toBeGreaterThanOrEqual(2);
+  });
+});
+
+describe("overlap policies with concurrent workers", () => {
+  const setup = async (overlap: "allow" | "forbid" | "skip", ms: number) => {
+    await runClockFrom(t.pool, T0);
+    await startWorkers(t.url, ["ov-1", "ov-2", "ov-3"]);
+    const s = await insertSchedule(t.pool, { handler: "sleep", payload: { ms }, overlap });
+    const ids = await insertRuns(t.pool, s, [3, 2, 1].map((n) => ({ scheduledFor: new Date(T0.getTime() - n * 1000) })));
+    return { s, ids };
+  };
+  const allFinished = (ids: number[]) => async () => {
+    const rows = await Promise.all(ids.map((id) => readRun(t.pool, id)));
+    return rows.every((r) => ["done", "skipped", "dead"].includes(r.state));
+  };
+
+  it("allow: runs of one schedule overlap", async () => {
+    const { s, ids } = await setup("allow", 1500);
+    await waitUntil(allFinished(ids), 30_000, "three finished runs");
+    const iv = await attemptIntervals(s);
+    expect(iv).toHaveLength(3);
+    expect(overlaps(iv[0], iv[1]) || overlaps(iv[1], iv[2]) || overlaps(iv[0], iv[2])).toBe(true);
+  });
+
+  it("forbid: each slot waits for the previous run to finish, in slot order", async () => {
+    const { s, ids } = await setup("forbid", 700);
+    await waitUntil(allFinished(ids), 30_000, "three finished runs");
+    for (const id of ids) expect((await readRun(t.pool, id)).state).toBe("done");
+    const iv = await attemptIntervals(s);
+    expect(iv).toHaveLength(3);
+    expect(overlaps(iv[0], iv[1]) || overlaps(iv[1], iv[2]) || overlaps(iv[0], iv[2])).toBe(false);
+    expect(iv[0].finished_at <= iv[1].started_at && iv[1].finished_at <= iv[2].started_at).toBe(true);
+  });
+
+  it("skip: a slot whose predecessor is still running is recorded as skipped (overlap)", async () => {
+    const { ids } = await setup("skip", 1500);
+    await waitUntil(allFinished(ids), 30_000, "three finished runs");
+    const rows = await Promise.all(ids.map((id) => readRun(t.pool, id)));
+    expect(rows.map((r) => [r.state, r.skip_reason, r.attempts])).toEqual([
+      ["done", null, 1],
+      ["skipped", "overlap", 0],
+      ["skipped", "overlap", 0],
+    ]);
+  });
+});

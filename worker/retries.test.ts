@@ -1,0 +1,91 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SYSTEM_ACTOR } from "../lib/audit/record";
+import { backoffCeilingSeconds } from "../lib/runs/backoff";
+import { requeueRuns } from "../lib/runs/requeue";
+import { dbNow, setClock } from "../lib/testing/clock";
+import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
+import { insertRuns, insertSchedule, readAttempts, readRun } from "./testing/fixtures";
+import { killAllWorkers, startWorkers } from "./testing/spawn";
+
+// Real retries by a real worker process. The database clock is frozen and moved forward to make
+// each retry due: no test sleeps to move schedule time.
+const T0 = new Date("2030-01-01T10:00:00Z");
+let t: TestDatabase;
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await t.pool.query("TRUNCATE runs, attempts, schedules, workers RESTART IDENTITY CASCADE");
+  await setClock(t.pool, T0);
+  await startWorkers(t.url, ["retrier"]);
+});
+afterAll(async () => {
+  await killAllWorkers();
+  await t?.drop();
+});
+beforeEach(async () => {
+  await setClock(t.pool, T0);
+});
+afterEach(async () => {
+  await t.pool.query("DELETE FROM schedules");
+});
+
+async function waitForRow(id: number, pred: (r: Awaited<ReturnType<typeof readRun>>) => boolean, timeoutMs = 20_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await readRun(t.pool, id);
+    if (pred(row)) return row;
+    if (Date.now() > until) throw new Error(`run ${id} did not reach the expected state: ${JSON.stringify(row)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+describe("retries on a real worker", () => {
+  it("waits within the backoff ceilings (30, 60, 120 s), goes dead after max attempts, and a re-queue finishes it", async () => {
+    const policy = { maxAttempts: 4, baseSeconds: 30, capSeconds: 900 };
+    const s = await insertSchedule(t.pool, { handler: "fail", payload: { message: "upstream said no" }, retryMaxAttempts: 4, retryBaseSeconds: 30, retryCapSeconds: 900 });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    for (let attempt = 1; attempt < 4; attempt++) {
+      const row = await waitForRow(id, (r) => r.state === "pending" && r.attempts === attempt);
+      const waitSeconds = (row.run_after.getTime() - (await dbNow(t.pool)).getTime()) / 1000;
+      expect(waitSeconds).toBeGreaterThanOrEqual(0);
+      expect(waitSeconds).toBeLessThanOrEqual(backoffCeilingSeconds(policy, attempt));
+      expect(row.last_error).toBe("upstream said no");
+      // Not due yet: the worker leaves it alone until the database clock says so.
+      await new Promise((r) => setTimeout(r, 400));
+      expect((await readRun(t.pool, id)).attempts).toBe(attempt);
+      await setClock(t.pool, row.run_after);
+    }
+    const dead = await waitForRow(id, (r) => r.state === "dead");
+    expect(dead.attempts).toBe(4);
+    const attempts = await readAttempts(t.pool, id);
+    expect(attempts.map((a) => [a.attempt, a.worker_id, a.outcome, a.error])).toEqual(
+      [1, 2, 3, 4].map((n) => [n, "retrier", "failed", "upstream said no"]),
+    );
+
+    // The operator fixes the cause and re-queues: a fresh allowance, the token still rising.
+    await t.pool.query("UPDATE schedules SET handler = 'noop' WHERE id = $1", [s]);
+    expect((await requeueRuns(t.db, [id], SYSTEM_ACTOR)).requeued).toEqual([id]);
+    const done = await waitForRow(id, (r) => r.state === "done");
+    expect(done).toMatchObject({ attempts: 5, max_attempts: 8, last_error: null });
+    expect((await readAttempts(t.pool, id)).at(-1)).toMatchObject({ attempt: 5, outcome: "succeeded" });
+  });
+
+  it("a non-retryable error goes dead at attempt 1", async () => {
+    const s = await insertSchedule(t.pool, { handler: "fail", payload: { nonRetryable: true, message: "bad input" } });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const dead = await waitForRow(id, (r) => r.state === "dead");
+    expect(dead).toMatchObject({ attempts: 1, last_error: "NonRetryableError: bad input" });
+  });
+
+  it("an unknown handler name is a non-retryable error with a clear message, not a crash", async () => {
+    const s = await insertSchedule(t.pool, { handler: "no-such-handler" });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const dead = await waitForRow(id, (r) => r.state === "dead");
+    expect(dead.attempts).toBe(1);
+    expect(dead.last_error).toContain('unknown handler "no-such-handler"');
+    // The worker is still alive and working.
+    const s2 = await insertSchedule(t.pool, { handler: "noop" });
+    const [ok] = await insertRuns(t.pool, s2, [{ scheduledFor: T0 }]);
+    await waitForRow(ok, (r) => r.state === "done");
+  });
+});
