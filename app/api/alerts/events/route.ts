@@ -1,0 +1,11 @@
+import { listAlertEvents, parseHistoryFilters } from "@/lib/alerts/history";
+import { getDb } from "@/lib/server/db";
+import { route } from "@/lib/server/route";
+
+export const dynamic = "force-dynamic";
+
+/** Alert history, newest first: `?schedule=&rule=&kind=&before=&limit=`, with each event's deliveries. */
+export const GET = route(async (req) => {
+  const filters = parseHistoryFilters(new URL(req.url).searchParams);
+  return Response.json(await listAlertEvents(getDb(), filters));
+});
