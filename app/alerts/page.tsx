@@ -1,0 +1,5 @@
+import { AlertsView } from "@/components/alerts-view";
+
+export default function AlertsPage() {
+  return <AlertsView />;
+}
