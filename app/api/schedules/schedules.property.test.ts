@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 
 let t: TestDatabase;
-let POST: (req: Request) => Promise<Response>;
+type Ctx = { params: Promise<Record<string, string>> };
+let POST: (req: Request, ctx: Ctx) => Promise<Response>;
+const noParams: Ctx = { params: Promise.resolve({}) };
 let PATCH: (req: Request, ctx: { params: Promise<{ name: string }> }) => Promise<Response>;
 
 beforeAll(async () => {
@@ -117,7 +119,7 @@ describe("schedule API under hostile input", () => {
     await fc.assert(
       fc.asyncProperty(fc.oneof(scheduleBody.map((b) => JSON.stringify(b)), nearlyValid.map((b) => JSON.stringify(b)), rawBody), async (body) => {
         const before = await counts();
-        const res = await POST(request("POST", "/api/schedules", body));
+        const res = await POST(request("POST", "/api/schedules", body), noParams);
         statuses.push(res.status);
         await expectSaveOrFieldError(res, 201);
         const after = await counts();
@@ -133,23 +135,23 @@ describe("schedule API under hostile input", () => {
 
   it("POST refuses non-JSON content types without writing", async () => {
     const before = await counts();
-    const res = await POST(request("POST", "/api/schedules", "name=x&handler=noop", "application/x-www-form-urlencoded"));
+    const res = await POST(request("POST", "/api/schedules", "name=x&handler=noop", "application/x-www-form-urlencoded"), noParams);
     await expectSaveOrFieldError(res, 201);
     expect(res.status).toBeGreaterThanOrEqual(400);
     expect(await counts()).toEqual(before);
   });
 
   it("PATCH answers 200 or a 4xx with a field error, and a refusal leaves the row as it was", async () => {
-    const created = await POST(request("POST", "/api/schedules", JSON.stringify({ name: "patch-target", handler: "noop", everySeconds: 60 })));
+    const created = await POST(request("POST", "/api/schedules", JSON.stringify({ name: "patch-target", handler: "noop", everySeconds: 60 })), noParams);
     expect(created.status).toBe(201);
     const patchStatuses: number[] = [];
     const readRow = async () => (await t.pool.query("SELECT * FROM schedules WHERE name = 'patch-target' AND deleted_at IS NULL")).rows[0];
     await fc.assert(
       fc.asyncProperty(
         fc.oneof(
-          scheduleBody.map((b) => ({ ...b, name: "patch-target" })),
-          scheduleBody,
-          nearlyValid.map(({ name: _name, ...rest }) => rest),
+          scheduleBody.map((b): Record<string, unknown> => ({ ...b, name: "patch-target" })),
+          scheduleBody.map((b): Record<string, unknown> => b),
+          nearlyValid.map(({ name: _name, ...rest }): Record<string, unknown> => rest),
         ),
         fc.boolean(),
         async (patch, withVersion) => {
