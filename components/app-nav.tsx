@@ -2,12 +2,15 @@
 
 import Link from "next/link";
 import { usePathname } from "next/navigation";
+import { SessionMenu } from "./session-menu";
 
 const LINKS = [
   { href: "/", label: "Overview" },
   { href: "/schedules", label: "Schedules" },
   { href: "/runs", label: "Runs" },
   { href: "/workers", label: "Workers" },
+  { href: "/audit", label: "Audit" },
+  { href: "/settings", label: "Settings" },
 ];
 
 /** The console's sidebar: one link per page, the current one marked. */
@@ -35,6 +38,7 @@ export function AppNav() {
           );
         })}
       </ul>
+      <SessionMenu />
     </nav>
   );
 }

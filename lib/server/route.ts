@@ -1,31 +1,54 @@
 import "server-only";
 import { AppError, toResponse } from "../errors";
 import type { Actor } from "../audit/record";
-import { getLog } from "./db";
+import { resolveAccess, type Access } from "../auth/access";
+import { getAccessSettings } from "../auth/settings";
+import { findTokenActor } from "../auth/tokens";
+import { checkMutationRequest } from "../security/csrf";
+import { getDb, getLog } from "./db";
 
 /** Route params as Next 16 passes them (a promise). */
 export type RouteContext<P = Record<string, string>> = { params: Promise<P> };
 
 type Handler<P> = (req: Request, ctx: RouteContext<P>, actor: Actor) => Promise<Response>;
 
+/** How the caller of this request authenticated (lib/auth/access.ts), with the database bound in. */
+export async function resolveRequestAccess(req: Request): Promise<Access> {
+  return resolveAccess(req, getAccessSettings(), (token) => findTokenActor(getDb(), token));
+}
+
 /**
- * Who is calling. Access control (issue 6) replaces this: loopback-only by default, sessions and
- * API tokens when configured. Until then every caller is the local operator.
+ * Who is calling: a bearer token, a signed-in user (credentials mode) or the local operator
+ * (loopback-only mode). Throws AppError unauthorized (401) or forbidden (403) otherwise.
  */
-export async function resolveActor(_req: Request): Promise<Actor> {
-  return { name: "local", kind: "local", role: "operator" };
+export async function resolveActor(req: Request): Promise<Actor> {
+  return (await resolveRequestAccess(req)).actor;
 }
 
 function wrap<P>(needs: "viewer" | "operator", fn: Handler<P>) {
   return async (req: Request, ctx: RouteContext<P>): Promise<Response> => {
     try {
-      const actor = await resolveActor(req);
-      if (needs === "operator" && actor.role !== "operator") throw new AppError("forbidden", "this action needs the operator role");
-      return await fn(req, ctx, actor);
+      const access = await resolveRequestAccess(req);
+      if (needs === "operator") {
+        // Cross-site checks come before the role check: a forged request learns nothing about roles.
+        checkMutationRequest(req, access.credential, getAccessSettings());
+        if (access.actor.role !== "operator") throw new AppError("forbidden", "this action needs the operator role");
+      }
+      return withNoStore(await fn(req, ctx, access.actor));
     } catch (err) {
-      return toResponse(err, (e) => getLog().error({ event: "api:error", err: e }));
+      return withNoStore(toResponse(err, (e) => getLog().error({ event: "api:error", err: e })));
     }
   };
+}
+
+/** API answers depend on who asks: never let a shared cache keep one. */
+function withNoStore(res: Response): Response {
+  try {
+    if (!res.headers.has("cache-control")) res.headers.set("cache-control", "no-store");
+  } catch {
+    // Immutable headers (a Response.redirect, say): leave them as they are.
+  }
+  return res;
 }
 
 /** A read-only route: any authenticated caller (viewer or operator). */
@@ -33,7 +56,7 @@ export function route<P = Record<string, string>>(fn: Handler<P>) {
   return wrap("viewer", fn);
 }
 
-/** A state-changing route: operators only; the handler gets the actor to record in the audit log. */
+/** A state-changing route: operators only, same-origin (or a bearer token), JSON or no body; the handler gets the actor to record in the audit log. */
 export function mutation<P = Record<string, string>>(fn: Handler<P>) {
   return wrap("operator", fn);
 }

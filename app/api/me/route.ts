@@ -1,0 +1,9 @@
+import { getAccessSettings } from "@/lib/auth/settings";
+import { route } from "@/lib/server/route";
+
+export const dynamic = "force-dynamic";
+
+/** Who the console is talking to, and how access is configured: drives what the console shows. */
+export const GET = route(async (_req, _ctx, actor) =>
+  Response.json({ actor: { name: actor.name, kind: actor.kind, role: actor.role }, access: getAccessSettings().mode }),
+);

@@ -1,0 +1,64 @@
+"use client";
+
+import { useState, type FormEvent } from "react";
+import { ApiError, fetchJson } from "@/lib/client/api";
+
+/** Only a path on this console may be the target after sign-in (no open redirect). */
+function safeNext(next: string | undefined): string {
+  return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
+}
+
+/** The sign-in form: account (operator or viewer) and password; goes to `next` on success. */
+export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boolean }) {
+  const [user, setUser] = useState("operator");
+  const [password, setPassword] = useState("");
+  const [error, setError] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      await fetchJson("/api/auth/login", { method: "POST", json: { user, password } });
+      // A full load, so every cached query is fetched again as the new user.
+      window.location.assign(safeNext(next));
+    } catch (err) {
+      setError(err instanceof ApiError ? err.message : "could not sign in");
+      setBusy(false);
+    }
+  };
+
+  return (
+    <form onSubmit={submit} className="max-w-sm space-y-4 rounded-lg border border-slate-200 bg-white p-6" data-testid="login-form">
+      <label className="block text-sm">
+        <span className="text-slate-700">Account</span>
+        <select name="user" data-testid="login-user" value={user} onChange={(e) => setUser(e.target.value)} className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2">
+          <option value="operator">operator</option>
+          {hasViewer ? <option value="viewer">viewer</option> : null}
+        </select>
+      </label>
+      <label className="block text-sm">
+        <span className="text-slate-700">Password</span>
+        <input
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          data-testid="login-password"
+          value={password}
+          onChange={(e) => setPassword(e.target.value)}
+          className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2"
+          required
+        />
+      </label>
+      {error ? (
+        <p role="alert" data-testid="login-error" className="text-sm text-red-700">
+          {error}
+        </p>
+      ) : null}
+      <button type="submit" disabled={busy} data-testid="login-submit" className="rounded-md bg-slate-900 px-4 py-2 text-sm text-white disabled:opacity-50">
+        Sign in
+      </button>
+    </form>
+  );
+}

@@ -1,0 +1,12 @@
+/**
+ * Next.js runs this once per server before it answers requests: check the access settings (an
+ * invalid one stops the server, naming the variable) and install the client-address hook.
+ */
+export async function register() {
+  if (process.env.NEXT_RUNTIME === "nodejs") {
+    const { loadAccessSettings } = await import("./lib/auth/settings");
+    loadAccessSettings(process.env);
+    const { installPeerHook } = await import("./lib/auth/peer-hook");
+    installPeerHook();
+  }
+}

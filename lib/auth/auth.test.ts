@@ -1,0 +1,135 @@
+import { describe, expect, it } from "vitest";
+import { resolveAccess, LOCAL_ACTOR } from "./access";
+import { clientAddress, FORWARDED_HEADER, isLoopbackAddress, isLoopbackHost, PEER_HEADER } from "./client-address";
+import { checkLogin, secretsEqual } from "./passwords";
+import { readCookie, SESSION_COOKIE, sessionCookieHeader, signSession, verifySession } from "./session";
+import { loadAccessSettings } from "./settings";
+import { LoginThrottle } from "./throttle";
+
+const loopbackOnly = loadAccessSettings({});
+const withCreds = loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1", SLOTKEEPER_VIEWER_PASSWORD: "viewer-password-1" });
+const noTokens = async () => null;
+const req = (headers: Record<string, string> = {}, url = "http://localhost:3000/api/x") => new Request(url, { headers });
+
+describe("client address", () => {
+  it("knows loopback addresses and names, in every spelling", () => {
+    for (const a of ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1", "[::1]"]) expect(isLoopbackAddress(a)).toBe(true);
+    for (const a of ["10.0.0.5", "::ffff:10.0.0.5", "192.168.1.2", "0.0.0.0", "fe80::1", "128.0.0.1"]) expect(isLoopbackAddress(a)).toBe(false);
+    for (const h of ["localhost:3000", "LOCALHOST", "app.localhost", "127.0.0.1:3100", "[::1]:3000"]) expect(isLoopbackHost(h)).toBe(true);
+    for (const h of ["evil.example", "10.0.0.5:3000", "localhost.evil.example"]) expect(isLoopbackHost(h)).toBe(false);
+  });
+
+  it("takes the address the peer hook stamped from the socket", () => {
+    expect(clientAddress(new Headers({ [PEER_HEADER]: "::ffff:127.0.0.1" }), { trustProxy: false })).toEqual({ address: "127.0.0.1", loopback: true });
+    expect(clientAddress(new Headers({ [PEER_HEADER]: "203.0.113.7" }), { trustProxy: false }).loopback).toBe(false);
+  });
+
+  it("ignores a forged X-Forwarded-For and refuses a proxied request unless the proxy is trusted", () => {
+    // A remote client claiming to be local: the socket says otherwise.
+    const forged = new Headers({ [PEER_HEADER]: "203.0.113.7", [FORWARDED_HEADER]: "127.0.0.1", "x-forwarded-for": "127.0.0.1" });
+    expect(clientAddress(forged, { trustProxy: false })).toEqual({ address: "203.0.113.7", loopback: false });
+    // A reverse proxy on this machine: loopback socket, but the real client is elsewhere.
+    const proxied = new Headers({ [PEER_HEADER]: "127.0.0.1", [FORWARDED_HEADER]: "203.0.113.7" });
+    expect(clientAddress(proxied, { trustProxy: false }).loopback).toBe(false);
+    expect(clientAddress(proxied, { trustProxy: true })).toEqual({ address: "203.0.113.7", loopback: false });
+    // Trusted: the right-most entry (the proxy's) counts, not what the client put on the left.
+    const spoofThroughProxy = new Headers({ [PEER_HEADER]: "127.0.0.1", [FORWARDED_HEADER]: "127.0.0.1, 203.0.113.7" });
+    expect(clientAddress(spoofThroughProxy, { trustProxy: true }).address).toBe("203.0.113.7");
+  });
+
+  it("fails closed inside a server when the stamp is missing, and treats in-process calls as local", () => {
+    expect(clientAddress(new Headers(), { trustProxy: false, insideServer: true }).loopback).toBe(false);
+    expect(clientAddress(new Headers(), { trustProxy: false, insideServer: false }).loopback).toBe(true);
+  });
+});
+
+describe("sessions", () => {
+  const secret = withCreds.sessionSecret;
+  it("round-trips and refuses tampering, another key and expiry", () => {
+    const v = signSession({ user: "viewer", role: "viewer", expiresAtMs: 2_000 }, secret);
+    expect(verifySession(v, secret, 1_000)).toEqual({ user: "viewer", role: "viewer", expiresAtMs: 2_000 });
+    expect(verifySession(v, secret, 2_000)).toBeNull();
+    expect(verifySession(v, Buffer.from("another-secret-another-secret-xx"), 1_000)).toBeNull();
+    const [body, mac] = v.split(".");
+    const forged = Buffer.from(JSON.stringify({ u: "viewer", r: "operator", e: 2_000 })).toString("base64url");
+    expect(verifySession(`${forged}.${mac}`, secret, 1_000)).toBeNull();
+    expect(verifySession(`${body}.`, secret, 1_000)).toBeNull();
+    expect(verifySession("garbage", secret, 1_000)).toBeNull();
+  });
+
+  it("sets an httpOnly, SameSite=Strict cookie with an expiry", () => {
+    const h = sessionCookieHeader("abc", { maxAgeSeconds: 3600, secure: false });
+    expect(h).toBe(`${SESSION_COOKIE}=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600`);
+    expect(sessionCookieHeader("abc", { maxAgeSeconds: 1, secure: true })).toContain("; Secure");
+    expect(readCookie(`a=1; ${SESSION_COOKIE}=xyz; b=2`, SESSION_COOKIE)).toBe("xyz");
+  });
+
+  it("derives a stable secret from the passwords when none is set", () => {
+    expect(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1" }).sessionSecret).toEqual(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1" }).sessionSecret);
+    expect(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-2" }).sessionSecret).not.toEqual(withCreds.sessionSecret);
+  });
+});
+
+describe("settings", () => {
+  it("is loopback-only without a password and names a bad variable", () => {
+    expect(loopbackOnly.mode).toBe("loopback-only");
+    expect(withCreds.mode).toBe("credentials");
+    expect(() => loadAccessSettings({ SLOTKEEPER_VIEWER_PASSWORD: "viewer-password-1" })).toThrow(/SLOTKEEPER_VIEWER_PASSWORD/);
+    expect(() => loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "short" })).toThrow(/SLOTKEEPER_OPERATOR_PASSWORD/);
+    expect(() => loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1", SLOTKEEPER_SESSION_HOURS: "x" })).toThrow(/SLOTKEEPER_SESSION_HOURS/);
+  });
+});
+
+describe("passwords and throttling", () => {
+  it("compares in constant time and picks the role by account", () => {
+    expect(secretsEqual("a", "a")).toBe(true);
+    expect(secretsEqual("a", "a-much-longer-string")).toBe(false);
+    expect(checkLogin(withCreds, "operator", "op-password-1")).toBe("operator");
+    expect(checkLogin(withCreds, "viewer", "viewer-password-1")).toBe("viewer");
+    expect(checkLogin(withCreds, "viewer", "op-password-1")).toBeNull();
+    expect(checkLogin(withCreds, "admin", "op-password-1")).toBeNull();
+    expect(checkLogin(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1" }), "viewer", "\0unset")).toBeNull();
+  });
+
+  it("lets five failures through, then makes each next try wait twice as long", () => {
+    const t = new LoginThrottle();
+    const keys = ["ip:203.0.113.7", "user:operator"];
+    for (let i = 0; i < 5; i++) {
+      expect(t.waitMs(keys, 1_000)).toBe(0);
+      t.fail(keys, 1_000);
+    }
+    expect(t.waitMs(keys, 1_000)).toBe(1_000);
+    t.fail(keys, 2_000);
+    expect(t.waitMs(keys, 2_500)).toBe(1_500);
+    expect(t.waitMs(["user:operator"], 4_000)).toBe(0);
+    expect(t.waitMs(["ip:198.51.100.1"], 2_000)).toBe(0);
+    t.succeed(keys);
+    expect(t.waitMs(keys, 2_000)).toBe(0);
+  });
+});
+
+describe("resolveAccess", () => {
+  it("lets loopback in as the local operator and tells others how to configure access", async () => {
+    expect(await resolveAccess(req({ [PEER_HEADER]: "127.0.0.1" }), loopbackOnly, noTokens)).toEqual({ actor: LOCAL_ACTOR, credential: "loopback" });
+    await expect(resolveAccess(req({ [PEER_HEADER]: "203.0.113.7" }), loopbackOnly, noTokens)).rejects.toMatchObject({ kind: "forbidden", message: expect.stringContaining("SLOTKEEPER_OPERATOR_PASSWORD") });
+  });
+
+  it("refuses a DNS-rebound request: loopback socket, foreign Host", async () => {
+    await expect(resolveAccess(req({ [PEER_HEADER]: "127.0.0.1", host: "evil.example" }), loopbackOnly, noTokens)).rejects.toMatchObject({ kind: "forbidden" });
+  });
+
+  it("needs a valid session in credentials mode, even from loopback", async () => {
+    await expect(resolveAccess(req({ [PEER_HEADER]: "127.0.0.1" }), withCreds, noTokens)).rejects.toMatchObject({ kind: "unauthorized" });
+    const cookie = signSession({ user: "viewer", role: "viewer", expiresAtMs: Date.now() + 60_000 }, withCreds.sessionSecret);
+    const a = await resolveAccess(req({ cookie: `${SESSION_COOKIE}=${cookie}` }), withCreds, noTokens);
+    expect(a).toEqual({ actor: { name: "viewer", kind: "user", role: "viewer" }, credential: "cookie" });
+  });
+
+  it("accepts a known bearer token from anywhere and refuses an unknown one or another scheme", async () => {
+    const tokens = async (t: string) => (t === "skt_good" ? { name: "token:ci", kind: "token" as const, role: "viewer" as const } : null);
+    const remote = { [PEER_HEADER]: "203.0.113.7" };
+    expect((await resolveAccess(req({ ...remote, authorization: "Bearer skt_good" }), loopbackOnly, tokens)).credential).toBe("bearer");
+    await expect(resolveAccess(req({ ...remote, authorization: "Bearer skt_bad" }), loopbackOnly, tokens)).rejects.toMatchObject({ kind: "unauthorized" });
+    await expect(resolveAccess(req({ authorization: "Basic b3A6cGFzcw==" }), loopbackOnly, tokens)).rejects.toMatchObject({ kind: "unauthorized" });
+  });
+});

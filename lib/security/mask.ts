@@ -1,0 +1,84 @@
+/**
+ * Secrets in payloads (an Authorization header for the http handler, say) are never shown back in
+ * full: API responses and audit entries carry MASK instead of the value of any sensitive key, and
+ * an edit that sends MASK back keeps the stored value (restoreMasked). A payload may also name an
+ * environment variable instead of holding the value — `{ "$env": "HOOK_TOKEN" }` — which only the
+ * worker resolves (resolveEnvRefs); such a reference is shown as is, since it holds no secret.
+ */
+
+/** What a masked value reads as; sending it back in an edit means "unchanged". */
+export const MASK = "••••••••";
+
+/** Keys whose values are secrets, matched case-insensitively anywhere in the key. */
+const SENSITIVE = /authorization|password|passwd|passphrase|secret|token|api[-_]?key|apikey|cookie|credential|private[-_]?key|access[-_]?key|signature|session/i;
+
+/** Whether a key (or a header name) holds a secret. */
+export function isSensitiveKey(key: string): boolean {
+  return SENSITIVE.test(key);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isEnvRef = (v: unknown): boolean => isObject(v) && Object.keys(v).length === 1 && typeof v.$env === "string";
+
+/**
+ * A copy of `value` with every sensitive key's value replaced by MASK, at any depth; also the
+ * `value` of `{ name: "Authorization", value }` pairs (header lists). Env references stay visible.
+ */
+export function maskSecrets<T>(value: T): T {
+  return maskInner(value) as T;
+}
+
+function maskInner(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(maskInner);
+  if (!isObject(value)) return value;
+  const pairName = typeof value.name === "string" ? value.name : typeof value.key === "string" ? value.key : undefined;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    const secret = isSensitiveKey(k) || (k === "value" && pairName !== undefined && isSensitiveKey(pairName));
+    out[k] = secret && v !== null && v !== undefined && v !== "" && !isEnvRef(v) ? MASK : maskInner(v);
+  }
+  return out;
+}
+
+/**
+ * The payload an edit means: wherever `incoming` holds MASK, the value at the same place in
+ * `stored` is kept, so saving a form that showed a masked secret does not overwrite it.
+ */
+export function restoreMasked<T>(incoming: T, stored: unknown): T {
+  return restoreInner(incoming, stored) as T;
+}
+
+function restoreInner(incoming: unknown, stored: unknown): unknown {
+  if (incoming === MASK) return stored === undefined ? incoming : stored;
+  if (Array.isArray(incoming)) return incoming.map((v, i) => restoreInner(v, Array.isArray(stored) ? stored[i] : undefined));
+  if (!isObject(incoming)) return incoming;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(incoming)) out[k] = restoreInner(v, isObject(stored) ? stored[k] : undefined);
+  return out;
+}
+
+/** Whether a payload still holds MASK after restoring (a masked value with nothing stored behind it). */
+export function containsMask(value: unknown): boolean {
+  if (value === MASK) return true;
+  if (Array.isArray(value)) return value.some(containsMask);
+  return isObject(value) && Object.values(value).some(containsMask);
+}
+
+/**
+ * Replace every `{ "$env": "NAME" }` with the named environment variable's value, for the worker
+ * right before it calls a handler. A missing variable is an error naming it.
+ */
+export function resolveEnvRefs<T>(value: T, env: Record<string, string | undefined> = process.env): T {
+  const walk = (v: unknown): unknown => {
+    if (isEnvRef(v)) {
+      const name = (v as { $env: string }).$env;
+      const resolved = env[name];
+      if (resolved === undefined) throw new Error(`payload refers to environment variable ${name}, which is not set`);
+      return resolved;
+    }
+    if (Array.isArray(v)) return v.map(walk);
+    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return walk(value) as T;
+}
