@@ -69,6 +69,9 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   if (opts.limit <= 0) return { claimed: [], settled: [] };
   if (opts.partitions === null) return claimInPartition(db, opts, null);
   const parts = opts.partitions;
+  // Holding no partition (yet, or any more) must still rescue expired leases: recovery stays within
+  // lease + poll interval and never waits for a dead worker's partition leases to change hands.
+  if (parts.length === 0) return claimInPartition(db, opts, -1);
   const out: Claimed = { claimed: [], settled: [] };
   const start = rotation++ % Math.max(1, parts.length);
   for (let i = 0; i < parts.length; i++) {
