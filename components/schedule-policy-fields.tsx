@@ -59,6 +59,14 @@ export function SchedulePolicyFields({ values, errors, set }: Props) {
         </div>
         <p className="mt-1 text-xs text-slate-500">Full jitter: attempt n waits a random time up to min(cap, base × 2ⁿ⁻¹) — 30, 60, 120, 240, 480, 900 s with base 30 and cap 900. After the last attempt the run is dead.</p>
       </fieldset>
+      <fieldset>
+        <legend className="mb-1 text-sm font-medium text-slate-800">Health alerts</legend>
+        <div className="grid grid-cols-1 gap-4 md:grid-cols-3">
+          <NumberField id="lateAfterSeconds" label="Late after (s)" hint="No success for longer than this is late. Empty: two intervals + grace." placeholder="default" value={values.lateAfterSeconds} error={errors.lateAfterSeconds} onChange={(v) => set("lateAfterSeconds", v)} />
+          <NumberField id="lateGraceSeconds" label="Late grace (s)" hint="Added to two intervals when Late after is empty. Empty: 30." placeholder="default" value={values.lateGraceSeconds} error={errors.lateGraceSeconds} onChange={(v) => set("lateGraceSeconds", v)} />
+          <NumberField id="backlogAfterSeconds" label="Backlogged after (s)" hint="A due run waiting longer is a backlog. Empty: one interval, at least 60." placeholder="default" value={values.backlogAfterSeconds} error={errors.backlogAfterSeconds} onChange={(v) => set("backlogAfterSeconds", v)} />
+        </div>
+      </fieldset>
     </div>
   );
 }

@@ -24,6 +24,10 @@ export type FormValues = {
   retryBaseSeconds: string;
   retryCapSeconds: string;
   leaseSeconds: string;
+  /** Health-rule overrides; "" means the default rule. */
+  lateAfterSeconds: string;
+  lateGraceSeconds: string;
+  backlogAfterSeconds: string;
   enabled: boolean;
 };
 
@@ -47,6 +51,9 @@ export const DEFAULT_VALUES: FormValues = {
   retryBaseSeconds: "30",
   retryCapSeconds: "900",
   leaseSeconds: "60",
+  lateAfterSeconds: "",
+  lateGraceSeconds: "",
+  backlogAfterSeconds: "",
   enabled: true,
 };
 
@@ -69,6 +76,9 @@ export function valuesFromSchedule(s: Schedule): FormValues {
     retryBaseSeconds: String(s.retry.baseSeconds),
     retryCapSeconds: String(s.retry.capSeconds),
     leaseSeconds: String(s.leaseSeconds),
+    lateAfterSeconds: s.lateAfterSeconds === null ? "" : String(s.lateAfterSeconds),
+    lateGraceSeconds: s.lateGraceSeconds === null ? "" : String(s.lateGraceSeconds),
+    backlogAfterSeconds: s.backlogAfterSeconds === null ? "" : String(s.backlogAfterSeconds),
     enabled: s.enabled,
   };
 }
@@ -108,6 +118,10 @@ export function toBody(v: FormValues, mode: "create" | "edit"): Record<string, u
     overlap: v.overlap,
     retry: { maxAttempts: num(v.retryMaxAttempts), baseSeconds: num(v.retryBaseSeconds), capSeconds: num(v.retryCapSeconds) },
     leaseSeconds: num(v.leaseSeconds),
+    // Empty override: the default rule (omitted on create, cleared with null on edit).
+    lateAfterSeconds: num(v.lateAfterSeconds) ?? (mode === "edit" ? null : undefined),
+    lateGraceSeconds: num(v.lateGraceSeconds) ?? (mode === "edit" ? null : undefined),
+    backlogAfterSeconds: num(v.backlogAfterSeconds) ?? (mode === "edit" ? null : undefined),
     enabled: v.enabled,
   };
   return stripUndefined(body);
@@ -151,6 +165,9 @@ export function validateValues(v: FormValues, mode: "create" | "edit"): FieldErr
     { maxLatenessSeconds: body.maxLatenessSeconds },
     { jitterSeconds: body.jitterSeconds },
     { leaseSeconds: body.leaseSeconds },
+    { lateAfterSeconds: body.lateAfterSeconds },
+    { lateGraceSeconds: body.lateGraceSeconds },
+    { backlogAfterSeconds: body.backlogAfterSeconds },
     { retry: body.retry },
   ];
   if (payload.ok) parts.push({ payload: body.payload });
