@@ -9,6 +9,7 @@ const LINKS = [
   { href: "/schedules", label: "Schedules" },
   { href: "/runs", label: "Runs" },
   { href: "/workers", label: "Workers" },
+  { href: "/alerts", label: "Alerts" },
   { href: "/audit", label: "Audit" },
   { href: "/settings", label: "Settings" },
 ];
