@@ -1,0 +1,141 @@
+// Reads the database after the drain and turns it into the report's figures. Each query names
+// the promise it checks. Times come back as epoch milliseconds.
+import pg from "pg";
+
+/** Run one query and return its rows. */
+async function rows<T>(pool: pg.Pool, text: string, values: unknown[] = []): Promise<T[]> {
+  return (await pool.query(text, values)).rows as T[];
+}
+
+/** Runs of the given schedules, for the oracle. */
+export async function readRuns(pool: pg.Pool, scheduleIds: number[]) {
+  return rows<{ id: number; scheduleId: number; scheduledFor: number; state: string; origin: string; skipReason: string | null; lastError: string | null; skippedUntil: number | null }>(
+    pool,
+    `SELECT id::int, schedule_id::int AS "scheduleId", (extract(epoch FROM scheduled_for) * 1000)::float8 AS "scheduledFor",
+       state::text, origin::text, skip_reason::text AS "skipReason", last_error AS "lastError",
+       (extract(epoch FROM skipped_until) * 1000)::float8 AS "skippedUntil"
+     FROM runs WHERE schedule_id = ANY($1::bigint[])`,
+    [scheduleIds],
+  );
+}
+
+/** At-least-once: runs up to the cut still unfinished, runs running past lease + poll, terminal runs without a reason. */
+export async function readRunHealth(pool: pg.Pool, cutAt: number, pollMs: number) {
+  const [r] = await rows<{ lost: number; stuck: number; no_reason: number; by_state: Record<string, number> }>(
+    pool,
+    `SELECT
+       count(*) FILTER (WHERE state IN ('pending', 'running') AND scheduled_for <= to_timestamp($1 / 1000.0))::int AS lost,
+       count(*) FILTER (WHERE state = 'running' AND lease_expires_at < sk_now() - make_interval(secs => $2 / 1000.0))::int AS stuck,
+       count(*) FILTER (WHERE (state = 'dead' AND last_error IS NULL) OR (state = 'skipped' AND skip_reason IS NULL))::int AS no_reason,
+       (SELECT coalesce(jsonb_object_agg(state, n), '{}') FROM (SELECT state::text, count(*)::int AS n FROM runs GROUP BY state) s) AS by_state
+     FROM runs`,
+    [cutAt, pollMs],
+  );
+  return r;
+}
+
+/**
+ * Idempotency and fencing, from the ledger and the attempts history:
+ * - duplicate_effects: ledger rows beyond one per slot (schedule, slot time);
+ * - missing_effects: done sql-ledger runs with no ledger row;
+ * - stale_writes_accepted: done runs whose ledger row carries another token than the attempt that
+ *   succeeded (a superseded attempt's write landed last), ledger tokens above the run's counter,
+ *   and done runs whose succeeding attempt is not the run's current token (a stale finish);
+ * - attempt_violations: attempt numbers outside 1..attempts, gaps in a finished run's attempts,
+ *   or more than one succeeded attempt per run.
+ */
+export async function readFencing(pool: pg.Pool) {
+  const [r] = await rows<Record<string, number>>(
+    pool,
+    `WITH per_slot AS (SELECT schedule_id, scheduled_for, count(*) AS n FROM ledger GROUP BY 1, 2),
+     succ AS (
+       SELECT a.run_id, max(a.attempt) AS attempt, count(*) AS n, (array_agg(a.worker_id ORDER BY a.attempt DESC))[1] AS worker_id
+       FROM attempts a WHERE a.outcome = 'succeeded' GROUP BY a.run_id),
+     done AS (
+       SELECT r.id, r.attempts, r.schedule_id, r.scheduled_for, s.handler FROM runs r JOIN schedules s ON s.id = r.schedule_id
+       WHERE r.state = 'done' AND r.origin <> 'manual'),
+     att AS (
+       SELECT r.id, r.state, r.attempts, count(a.attempt) AS n, min(a.attempt) AS lo, max(a.attempt) AS hi
+       FROM runs r LEFT JOIN attempts a ON a.run_id = r.id GROUP BY r.id)
+     SELECT
+       (SELECT coalesce(sum(n - 1), 0) FROM per_slot WHERE n > 1)::int AS duplicate_effects,
+       (SELECT coalesce(sum(writes - 1), 0) FROM ledger)::int AS repeated_ledger_writes,
+       (SELECT count(*) FROM done d WHERE d.handler = 'sql-ledger'
+          AND NOT EXISTS (SELECT 1 FROM ledger l WHERE l.schedule_id = d.schedule_id AND l.scheduled_for = d.scheduled_for))::int AS missing_effects,
+       (SELECT count(*) FROM done d JOIN succ ON succ.run_id = d.id
+          JOIN ledger l ON l.schedule_id = d.schedule_id AND l.scheduled_for = d.scheduled_for
+          WHERE l.fencing_token <> succ.attempt OR l.worker_id <> succ.worker_id)::int AS stale_ledger_writes,
+       (SELECT count(*) FROM ledger l JOIN runs r ON r.schedule_id = l.schedule_id AND r.scheduled_for = l.scheduled_for AND r.origin <> 'manual'
+          WHERE l.fencing_token > r.attempts)::int AS ledger_token_above_run,
+       (SELECT count(*) FROM done d LEFT JOIN succ ON succ.run_id = d.id WHERE succ.attempt IS DISTINCT FROM d.attempts)::int AS stale_finishes,
+       (SELECT count(*) FROM att WHERE att.hi > att.attempts OR att.lo < 1)::int AS attempts_out_of_range,
+       (SELECT count(*) FROM att WHERE att.state IN ('done', 'dead') AND att.n <> att.attempts)::int AS attempt_gaps,
+       (SELECT count(*) FROM succ WHERE n > 1)::int AS double_success`,
+  );
+  return r;
+}
+
+/**
+ * Duplicate starts: attempts beyond the first. Each must be explained by what ended the attempt
+ * before it: a lease expiry (the worker died or stalled), a failure that retried, or a release on
+ * shutdown. An earlier attempt that succeeded, or left no row, explains nothing.
+ */
+export async function readDuplicateStarts(pool: pg.Pool) {
+  const list = await rows<{ outcome: string | null; n: number }>(
+    pool,
+    `SELECT prev.outcome::text AS outcome, count(*)::int AS n
+     FROM attempts a LEFT JOIN attempts prev ON prev.run_id = a.run_id AND prev.attempt = a.attempt - 1
+     WHERE a.attempt > 1 GROUP BY 1
+     UNION ALL
+     SELECT 'current_attempt_running', count(*)::int FROM runs r
+     WHERE r.state = 'running' AND r.attempts > 1 AND NOT EXISTS (SELECT 1 FROM attempts p WHERE p.run_id = r.id AND p.attempt = r.attempts - 1)`,
+  );
+  const byPrevious: Record<string, number> = {};
+  for (const r of list) if (r.n > 0) byPrevious[r.outcome ?? "no_row"] = r.n;
+  const total = Object.values(byPrevious).reduce((a, b) => a + b, 0);
+  const unexplained = (byPrevious.succeeded ?? 0) + (byPrevious.no_row ?? 0) + (byPrevious.current_attempt_running ?? 0);
+  return { total, byPrevious, explainedByLeaseExpiry: byPrevious.lease_expired ?? 0, unexplained };
+}
+
+/** When the attempt after `attempt` of each run started (ms), for recovery times. */
+export async function readTakeovers(pool: pg.Pool, held: { runId: number; attempt: number }[]) {
+  if (held.length === 0) return new Map<string, { takeoverAt: number | null; finishedBy: string | null }>();
+  const r = await rows<{ run_id: number; attempt: number; takeover_at: number | null; own_outcome: string | null }>(
+    pool,
+    `SELECT h.run_id::int, h.attempt::int,
+       coalesce((SELECT extract(epoch FROM n.started_at) * 1000 FROM attempts n WHERE n.run_id = h.run_id AND n.attempt = h.attempt + 1),
+                (SELECT extract(epoch FROM r.started_at) * 1000 FROM runs r WHERE r.id = h.run_id AND r.attempts = h.attempt + 1))::float8 AS takeover_at,
+       (SELECT a.outcome::text FROM attempts a WHERE a.run_id = h.run_id AND a.attempt = h.attempt) AS own_outcome
+     FROM unnest($1::bigint[], $2::int[]) AS h(run_id, attempt)`,
+    [held.map((h) => h.runId), held.map((h) => h.attempt)],
+  );
+  return new Map(r.map((x) => [`${x.run_id}:${x.attempt}`, { takeoverAt: x.takeover_at, finishedBy: x.own_outcome }]));
+}
+
+/** Start lag of every run that started: first attempt's start minus due time (ms). */
+export async function readStartLags(pool: pg.Pool): Promise<number[]> {
+  const r = await rows<{ lag: number }>(
+    pool,
+    `SELECT (extract(epoch FROM min(a.started_at) - r.due_at) * 1000)::float8 AS lag
+     FROM runs r JOIN attempts a ON a.run_id = r.id WHERE r.origin <> 'manual' GROUP BY r.id, r.due_at`,
+  );
+  return r.map((x) => x.lag);
+}
+
+/** Final schedule state for the lost-acks check. */
+export async function readSchedules(pool: pg.Pool) {
+  return rows<{ id: number; name: string; description: string; enabled: boolean; deleted: boolean }>(
+    pool,
+    `SELECT id::int, name, description, enabled, deleted_at IS NOT NULL AS deleted FROM schedules`,
+  );
+}
+
+/** Runs named by requeue calls: their counters now. */
+export async function readRunCounters(pool: pg.Pool, ids: number[]) {
+  const r = await rows<{ id: number; state: string; attempts: number; max_attempts: number }>(
+    pool,
+    `SELECT id::int, state::text, attempts, max_attempts FROM runs WHERE id = ANY($1::bigint[])`,
+    [ids],
+  );
+  return new Map(r.map((x) => [x.id, x]));
+}

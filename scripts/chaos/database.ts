@@ -1,0 +1,141 @@
+// The chaos run's PostgreSQL, and its one "database restart" fault. Embedded (default): a
+// throwaway cluster this process owns, stopped with `pg_ctl stop -m fast`, held down for a few
+// seconds, and started again with the options it was started with. DATABASE_URL: a fresh database
+// on that server; a server we do not own cannot be restarted, so the fault terminates every
+// backend of the chaos database instead (what clients see of a restart, minus the downtime).
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { portIsFree, startEmbeddedPostgres } from "../../lib/db/embedded";
+import { migrateDatabase } from "../../lib/db/migrate";
+
+export type ChaosDatabase = {
+  url: string;
+  host: string;
+  port: number;
+  /** "pg_ctl" (a real stop/start) or "terminate_backends" (DATABASE_URL mode). */
+  restartKind: "pg_ctl" | "terminate_backends";
+  /** Take the server down for `downMs`, then bring it back; resolves when it accepts connections. */
+  restart: (downMs: number) => Promise<void>;
+  stop: () => Promise<void>;
+};
+
+async function freePort(from: number): Promise<number> {
+  for (let p = from; p < from + 500; p++) if (await portIsFree(p)) return p;
+  throw new Error("no free port for the chaos database");
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The folder of the running server's own binaries (from its pid), where pg_ctl lives too. */
+function binDirOf(pgdata: string): string {
+  const pid = Number.parseInt(fs.readFileSync(path.join(pgdata, "postmaster.pid"), "utf8").split("\n")[0], 10);
+  return path.dirname(fs.readlinkSync(`/proc/${pid}/exe`));
+}
+
+/** Run pg_ctl as the data directory's owner (PostgreSQL refuses to run as root). */
+function pgCtl(bin: string, pgdata: string, args: string[]): void {
+  const st = fs.statSync(pgdata);
+  const r = spawnSync(path.join(bin, "pg_ctl"), [...args, "-D", pgdata], {
+    encoding: "utf8",
+    uid: process.getuid?.() === 0 ? st.uid : undefined,
+    gid: process.getuid?.() === 0 ? st.gid : undefined,
+  });
+  if (r.status !== 0) throw new Error(`pg_ctl ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
+}
+
+/** The server's own command line (postmaster.opts) turned back into a `pg_ctl start -o` string. */
+function startOptions(pgdata: string): string {
+  const opts = fs.readFileSync(path.join(pgdata, "postmaster.opts"), "utf8");
+  const tokens = [...opts.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]);
+  const out: string[] = [];
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i] === "-D") i++;
+    else out.push(`'${tokens[i].replace(/'/g, "'\\''")}'`);
+  }
+  return out.join(" ");
+}
+
+async function waitAccepting(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
+    try {
+      await c.connect();
+      await c.query("SELECT 1");
+      await c.end();
+      return;
+    } catch (err) {
+      await c.end().catch(() => {});
+      if (Date.now() > deadline) throw new Error(`database did not come back in ${timeoutMs} ms`, { cause: err });
+      await sleep(200);
+    }
+  }
+}
+
+/** Start (or create) the chaos run's database and apply migrations. */
+export async function startChaosDatabase(): Promise<ChaosDatabase> {
+  const external = process.env.DATABASE_URL;
+  if (external) {
+    const name = `sk_chaos_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: external });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${name}`);
+    await admin.end();
+    const u = new URL(external);
+    u.pathname = `/${name}`;
+    const url = u.toString();
+    await migrateDatabase(url);
+    const withAdmin = async (fn: (c: pg.Client) => Promise<unknown>) => {
+      const a = new pg.Client({ connectionString: external });
+      await a.connect();
+      try {
+        await fn(a);
+      } finally {
+        await a.end();
+      }
+    };
+    return {
+      url,
+      host: u.hostname,
+      port: Number(u.port || 5432),
+      restartKind: "terminate_backends",
+      restart: async (downMs) => {
+        // Keep killing new sessions for the "down" period, as a refusing server would.
+        const until = Date.now() + downMs;
+        do {
+          await withAdmin((a) => a.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()", [name]));
+          await sleep(250);
+        } while (Date.now() < until);
+      },
+      stop: () => withAdmin((a) => a.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch(() => {}),
+    };
+  }
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "slotkeeper-chaos-"));
+  fs.chmodSync(dir, 0o755); // as root the server runs as `postgres`, which must reach it
+  const embedded = await startEmbeddedPostgres({ dir, port: await freePort(57432), ephemeral: true });
+  await migrateDatabase(embedded.url);
+  const u = new URL(embedded.url);
+  const pgdata = embedded.dataDir;
+  const bin = binDirOf(pgdata);
+  const logFile = path.join(path.dirname(pgdata), "postgres.log");
+  return {
+    url: embedded.url,
+    host: u.hostname,
+    port: Number(u.port),
+    restartKind: "pg_ctl",
+    restart: async (downMs) => {
+      const options = startOptions(pgdata);
+      pgCtl(bin, pgdata, ["stop", "-w", "-t", "60", "-m", "fast"]);
+      await sleep(downMs);
+      pgCtl(bin, pgdata, ["start", "-w", "-t", "60", "-l", logFile, "-o", options]);
+      await waitAccepting(embedded.url, 60_000);
+    },
+    stop: async () => {
+      await embedded.stop().catch(() => {});
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}

@@ -1,0 +1,133 @@
+// A TCP proxy between the chaos workers and PostgreSQL that cuts connections around commit
+// points. It frames the client→server half of the PostgreSQL wire protocol just enough to see
+// where a transaction ends: a simple query ('Q', autocommit or an explicit COMMIT) or a Sync ('S',
+// which commits an extended-protocol statement outside a transaction block). At such a point it
+// may cut BEFORE forwarding (the server rolls back) or AFTER (the server commits, the client only
+// sees a reset) — the second is the ambiguous commit every fenced write must survive.
+import net from "node:net";
+import type { Random } from "./random";
+
+/** What the proxy did, for the report. */
+export type ProxyStats = { connections: number; cutsBeforeCommit: number; cutsAfterCommit: number };
+
+export type ChaosProxy = {
+  port: number;
+  stats: ProxyStats;
+  /** Turn cutting on or off (off while draining); forwarding always continues. */
+  setCutting: (on: boolean) => void;
+  close: () => Promise<void>;
+};
+
+const SSL_REQUEST = 80877103;
+const GSSENC_REQUEST = 80877104;
+
+/** Splits the client's byte stream into whole protocol messages (startup phase first). */
+function createFramer() {
+  let buf: Buffer = Buffer.alloc(0);
+  let startup = true;
+  return (chunk: Buffer): { type: string; bytes: Buffer; text: string }[] => {
+    buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
+    const out: { type: string; bytes: Buffer; text: string }[] = [];
+    for (;;) {
+      if (startup) {
+        if (buf.length < 8) break;
+        const len = buf.readInt32BE(0);
+        if (buf.length < len) break;
+        const code = buf.readInt32BE(4);
+        out.push({ type: "startup", bytes: buf.subarray(0, len), text: "" });
+        buf = buf.subarray(len);
+        if (code !== SSL_REQUEST && code !== GSSENC_REQUEST) startup = false;
+        continue;
+      }
+      if (buf.length < 5) break;
+      const len = buf.readInt32BE(1);
+      if (buf.length < len + 1) break;
+      const bytes = buf.subarray(0, len + 1);
+      const type = String.fromCharCode(bytes[0]);
+      // Only simple queries need their text (to tell a COMMIT from a read).
+      const text = type === "Q" ? bytes.subarray(5, Math.min(bytes.length, 64)).toString("utf8") : "";
+      out.push({ type, bytes, text });
+      buf = buf.subarray(len + 1);
+    }
+    return out;
+  };
+}
+
+/** Start the proxy on a free loopback port, forwarding to target; `cutRate` is per commit point. */
+export async function startChaosProxy(opts: {
+  target: { host: string; port: number };
+  random: Random;
+  cutRate: number;
+  maxCuts: number;
+}): Promise<ChaosProxy> {
+  const stats: ProxyStats = { connections: 0, cutsBeforeCommit: 0, cutsAfterCommit: 0 };
+  let cutting = false;
+  const sockets = new Set<net.Socket>();
+  const cutsLeft = () => opts.maxCuts - stats.cutsBeforeCommit - stats.cutsAfterCommit;
+
+  const server = net.createServer((client) => {
+    stats.connections++;
+    const upstream = net.connect(opts.target);
+    sockets.add(client);
+    sockets.add(upstream);
+    const kill = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("close", () => {
+      sockets.delete(client);
+      upstream.destroy();
+    });
+    upstream.on("close", () => {
+      sockets.delete(upstream);
+      client.destroy();
+    });
+    client.on("error", kill);
+    upstream.on("error", kill);
+    client.setNoDelay(true);
+    upstream.setNoDelay(true);
+
+    let dropNextResponse = false;
+    upstream.on("data", (chunk) => {
+      if (dropNextResponse) return kill(); // the server has acted on the commit; the client never hears
+      client.write(chunk);
+    });
+
+    const frame = createFramer();
+    client.on("data", (chunk) => {
+      if (dropNextResponse) return;
+      for (const msg of frame(chunk)) {
+        const commitPoint = msg.type === "S" || (msg.type === "Q" && !/^\s*(select|begin|set|show)\b/i.test(msg.text));
+        if (commitPoint && cutting && cutsLeft() > 0 && opts.random.chance(opts.cutRate)) {
+          if (opts.random.chance(0.5)) {
+            stats.cutsBeforeCommit++;
+            return kill();
+          }
+          stats.cutsAfterCommit++;
+          upstream.write(msg.bytes);
+          dropNextResponse = true;
+          return;
+        }
+        upstream.write(msg.bytes);
+      }
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as net.AddressInfo).port;
+  return {
+    port,
+    stats,
+    setCutting: (on) => {
+      cutting = on;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
