@@ -123,8 +123,20 @@ describe("partition leases", () => {
     expect([...results.values()].map((r) => r.held.length)).toEqual([4, 4, 4, 4]);
   });
 
+  it("partitions of a holder that stopped or has no worker row are free at once, with a new token", async () => {
+    await setClock(t.pool, "2030-01-05T10:00:00Z");
+    const gone = await newWorker("gone");
+    const first = await acquirePartitions(gone.db, { workerId: "gone", leaseSeconds: LEASE });
+    await t.pool.query(`DELETE FROM workers WHERE id = 'gone'`);
+    const heir = await newWorker("heir");
+    const got = await acquirePartitions(heir.db, { workerId: "heir", leaseSeconds: LEASE });
+    expect(got.held).toEqual(first.held);
+    for (const p of got.held) expect(got.tokens[p]).toBe(first.tokens[p] + 1);
+    await releasePartitions(heir.db, "heir");
+  });
+
   it("a lowered partition count drops leases above it and re-hashes schedules", async () => {
-    await setClock(t.pool, "2030-01-04T10:00:00Z");
+    await setClock(t.pool, "2030-01-07T10:00:00Z");
     const w = await newWorker("shrink");
     expect((await acquirePartitions(w.db, { workerId: "shrink", leaseSeconds: LEASE })).held).toHaveLength(16);
     expect((await setPartitionCount(t.db, 4)).changed).toBe(true);

@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { WORKER_ALIVE_SECONDS } from "../health/overview";
 
@@ -30,6 +30,13 @@ export type AcquireResult = {
 };
 
 type Row = { partition: number; token: number };
+
+/**
+ * A holder that has no workers row or has said it stopped cannot be using its lease: its
+ * partitions are free at once instead of after the lease (a stopped worker releases them anyway;
+ * this covers a row pruned or wiped while a lease still ran).
+ */
+const ownerGone = (owner: SQL) => sql`NOT EXISTS (SELECT 1 FROM workers w WHERE w.id = ${owner} AND w.stopped_at IS NULL)`;
 
 /**
  * One lease pass for a worker: renew what it holds, give up surplus above its fair share
@@ -86,11 +93,11 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
         SET owner = ${me}, lease_expires_at = sk_now() + make_interval(secs => ${leaseSeconds}), token = pl.token + 1
         WHERE pl.partition IN (
           SELECT partition FROM partition_leases
-          WHERE partition < ${partitions} AND (owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= sk_now())
+          WHERE partition < ${partitions} AND (owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= sk_now() OR ${ownerGone(sql`partition_leases.owner`)})
           ORDER BY partition
           LIMIT ${share - held.length}
           FOR UPDATE SKIP LOCKED)
-        AND (pl.owner IS NULL OR pl.lease_expires_at IS NULL OR pl.lease_expires_at <= sk_now())
+        AND (pl.owner IS NULL OR pl.lease_expires_at IS NULL OR pl.lease_expires_at <= sk_now() OR ${ownerGone(sql`pl.owner`)})
         RETURNING pl.partition, pl.token`);
       const gotRows = got.rows.map((r) => ({ partition: r.partition, token: Number(r.token) }));
       taken = gotRows.map((r) => r.partition).sort((a, b) => a - b);

@@ -4,8 +4,16 @@ import { acquirePartitions, releasePartitions } from "../../lib/partitions/lease
 import { setPartitionCount } from "../../lib/partitions/count";
 import { startLoop } from "./loop";
 
-/** Partition lease length; renewed every third of it, so one missed pass is only a blip. */
+/** Partition lease length: a dead worker's partitions change hands at most this long after it stopped renewing. */
 export const PARTITION_LEASE_SECONDS_DEFAULT = 15;
+/**
+ * A lease pass every second (at most lease/3): renewals have many chances before the lease ends,
+ * and a holder gives its surplus to a joining worker within about a second. A pass is four small
+ * statements on a table of P rows.
+ */
+export const PARTITION_PASS_MS_DEFAULT = 1_000;
+/** At start, wait at most this long to hold at least one partition (a holder releases surplus on its next pass). */
+export const PARTITION_READY_TIMEOUT_MS = 3_000;
 
 export type PartitionsLoopOptions = {
   db: Db;
@@ -23,11 +31,13 @@ export type PartitionsLoopOptions = {
 export type PartitionsLoop = {
   /** Partitions this worker may tick and claim in right now ([] until the first pass, or once a renewal is overdue). */
   held: () => number[];
+  /** Settles once this worker holds a partition, a pass failed, or PARTITION_READY_TIMEOUT_MS passed, so it starts claiming with its share. */
+  ready: Promise<void>;
   stop: () => Promise<void>;
 };
 
 /**
- * Hold a fair share of partition leases: acquire on start, renew every lease/3, and answer `held()`
+ * Hold a fair share of partition leases: acquire on start, renew every second, and answer `held()`
  * from the last successful pass only while its lease is safely unexpired on the monotonic clock.
  * A failed renewal empties the set at once: the worker stops ticking and claiming there.
  */
@@ -38,40 +48,54 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
   // Deadline on performance.now(): measured from when the renewal was sent, as the article says.
   let usableUntil = 0;
   let countApplied = opts.applyPartitionCount === undefined;
+  let markReady: () => void = () => {};
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const readyBy = performance.now() + PARTITION_READY_TIMEOUT_MS;
 
   const loop = startLoop({
     name: "partitions:lease",
-    intervalMs: Math.max(100, Math.floor((leaseSeconds * 1000) / 3)),
+    intervalMs: Math.max(100, Math.min(PARTITION_PASS_MS_DEFAULT, Math.floor((leaseSeconds * 1000) / 3))),
     log: opts.log,
     run: async () => {
-      if (!countApplied) {
-        const r = await setPartitionCount(opts.db, opts.applyPartitionCount!);
-        if (r.changed) opts.log.info({ event: "partitions:count:changed", partitions: opts.applyPartitionCount, ...r });
-        countApplied = true;
-      }
-      const sentAt = performance.now();
-      let result;
       try {
-        result = await acquirePartitions(opts.db, { workerId: opts.workerId, leaseSeconds });
+        await pass();
+        if (current.length > 0 || performance.now() >= readyBy) markReady();
       } catch (err) {
-        // We cannot know whether we still hold anything: stop using every partition now.
-        current = [];
-        usableUntil = 0;
-        opts.onChange?.(current);
+        markReady();
         throw err;
       }
-      const before = current.join(",");
-      current = result.held;
-      usableUntil = sentAt + leaseSeconds * 1000 - marginMs;
-      if (result.taken.length || result.released.length) {
-        opts.log.info({ event: "partitions:lease:changed", held: result.held, taken: result.taken, released: result.released, share: result.share, liveWorkers: result.liveWorkers });
-      }
-      if (before !== current.join(",")) opts.onChange?.(current);
     },
   });
 
+  async function pass() {
+    if (!countApplied) {
+      const r = await setPartitionCount(opts.db, opts.applyPartitionCount!);
+      if (r.changed) opts.log.info({ event: "partitions:count:changed", partitions: opts.applyPartitionCount, ...r });
+      countApplied = true;
+    }
+    const sentAt = performance.now();
+    let result;
+    try {
+      result = await acquirePartitions(opts.db, { workerId: opts.workerId, leaseSeconds });
+    } catch (err) {
+      // We cannot know whether we still hold anything: stop using every partition now.
+      current = [];
+      usableUntil = 0;
+      opts.onChange?.(current);
+      throw err;
+    }
+    const before = current.join(",");
+    current = result.held;
+    usableUntil = sentAt + leaseSeconds * 1000 - marginMs;
+    if (result.taken.length || result.released.length) {
+      opts.log.info({ event: "partitions:lease:changed", held: result.held, taken: result.taken, released: result.released, share: result.share, liveWorkers: result.liveWorkers });
+    }
+    if (before !== current.join(",")) opts.onChange?.(current);
+  }
+
   return {
     held: () => (performance.now() < usableUntil ? current : []),
+    ready,
     stop: async () => {
       await loop.stop();
       current = [];
