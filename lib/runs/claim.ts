@@ -77,16 +77,20 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   for (let i = 0; i < parts.length; i++) {
     const left = opts.limit - out.claimed.length - out.settled.length;
     if (left <= 0) break;
-    const r = await claimInPartition(db, { ...opts, limit: left }, parts[(start + i) % parts.length]);
+    const r = await claimInPartition(db, { ...opts, limit: left }, parts[(start + i) % parts.length], i === 0);
     out.claimed.push(...r.claimed);
     out.settled.push(...r.settled);
   }
   return out;
 }
 
-/** One claim statement over one partition (or all of them, with null). */
-async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | null): Promise<Claimed> {
-  const inPartitions = (alias: string) => (partition === null ? sql`` : sql`AND ${sql.raw(alias)}.partition = ${partition}::int`);
+/**
+ * One claim statement over one partition (or all of them, with null). Only the first statement of a
+ * pass (`rescueExpired`) looks for expired leases: they are looked for in every partition anyway, so
+ * the other statements skip that scan (a constant-false filter, never executed).
+ */
+async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | null, rescueExpired = true): Promise<Claimed> {
+  const inPartition = (alias: string) => (partition === null ? sql`` : sql`AND ${sql.raw(alias)}.partition = ${partition}::int`);
 
   // One clock: every due/expired comparison reads sk_now(), never the worker's clock.
   const result = await db.execute<Row>(sql`
@@ -97,7 +101,7 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
       -- cluster's total concurrency are running.)
       SELECT r.id, r.attempts, r.max_attempts, r.lease_owner, r.started_at, r.lease_expires_at
       FROM runs r
-      WHERE r.state = 'running' AND r.lease_expires_at < sk_now()
+      WHERE r.state = 'running' AND r.lease_expires_at < sk_now() AND ${sql.raw(rescueExpired ? "true" : "false")}
       LIMIT ${opts.limit}
       FOR UPDATE SKIP LOCKED
     ),
@@ -116,7 +120,7 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
             AND (p.state = 'running' OR (p.state = 'pending' AND p.attempts > 0))
         ) AS any
       ) busy
-      WHERE r.state = 'pending' AND r.run_after <= sk_now() ${inPartitions("r")}
+      WHERE r.state = 'pending' AND r.run_after <= sk_now() ${inPartition("r")}
         AND (s.overlap = 'allow'
           OR busy.any
           OR NOT EXISTS (
