@@ -7,6 +7,8 @@ import { createHandlerRegistry } from "./handlers/registry";
 import { startClaimLoop } from "./loops/claim";
 import { startLeaseLoop } from "./loops/lease";
 import { startLoop, type Loop } from "./loops/loop";
+import { startPartitionsLoop } from "./loops/partitions";
+import { startRetentionLoop } from "./loops/retention";
 import { startTickLoop } from "./loops/tick";
 import { createRunner } from "./runner";
 import { listenForDueRuns } from "./wake";
@@ -39,11 +41,29 @@ export type RunningWorker = { id: string; inFlight: () => number; stop: () => Pr
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { db, log, workerId, config } = deps;
   const registry = createHandlerRegistry(deps.handlers);
-  const partitions = deps.partitionsProvider ?? (() => null);
   await registerWorker(db, { id: workerId, concurrency: config.workerConcurrency, handlers: registry.list(), version: deps.version });
+  let claimLoop: Loop | undefined;
+  // Partition leases decide, unless the caller does: a fair share of partitions, renewed, rebalanced.
+  const partitionLoop = deps.partitionsProvider
+    ? undefined
+    : startPartitionsLoop({
+        db,
+        workerId,
+        log,
+        applyPartitionCount: process.env.SLOTKEEPER_PARTITIONS ? config.partitions : undefined,
+        onChange: () => claimLoop?.wake(),
+      });
+  await partitionLoop?.ready;
+  const partitions = deps.partitionsProvider ?? partitionLoop!.held;
+  // Retention: only the holder of partition 0 sweeps (an advisory lock covers hand-overs).
+  const retentionLoop = startRetentionLoop({
+    db,
+    log,
+    policy: { retentionDays: config.retentionDays, maxRunsPerSchedule: config.retentionMaxRuns },
+    isSweeper: () => (partitions() ?? [0]).includes(0),
+  });
   log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name) });
 
-  let claimLoop: Loop | undefined;
   const runner = createRunner({
     db,
     log,
@@ -82,7 +102,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     // Stop claiming first, then give in-flight handlers the grace period.
-    await Promise.all([claimLoop!.stop(), tickLoop?.stop(), listener?.stop()]);
+    await Promise.all([claimLoop!.stop(), tickLoop?.stop(), listener?.stop(), retentionLoop.stop()]);
     log.info({ event: "worker:drain", workerId, inFlight: runner.inFlight, graceMs: config.shutdownGraceMs });
     try {
       if (!(await runner.drain(config.shutdownGraceMs))) {
@@ -92,7 +112,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         await runner.drain(RELEASE_TIMEOUT_MS);
       }
     } finally {
-      await Promise.all([leaseLoop.stop(), heartbeatLoop.stop()]);
+      await Promise.all([leaseLoop.stop(), heartbeatLoop.stop(), partitionLoop?.stop()]);
       await markWorkerStopped(db, workerId).catch((err) => log.warn({ event: "worker:stop:unrecorded", err }));
       log.info({ event: "worker:stop", workerId, leftInFlight: runner.inFlight });
     }
