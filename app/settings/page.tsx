@@ -1,0 +1,7 @@
+import { TokensView } from "@/components/tokens-view";
+
+export const metadata = { title: "Settings · Slotkeeper" };
+
+export default function SettingsPage() {
+  return <TokensView />;
+}
