@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { maskSecrets } from "../security/mask";
 
 /** Who made a change: a console user, an API token, a loopback request, or the system itself. */
 export type Actor = { name: string; kind: "user" | "token" | "local" | "system"; role: "viewer" | "operator" };
@@ -21,14 +22,15 @@ export type AuditEntry = {
 
 /**
  * Record one mutation in the audit log. Call it inside the mutation's own transaction, so the
- * change and its record commit together or not at all.
+ * change and its record commit together or not at all. Secrets in before/after are masked
+ * (lib/security/mask.ts): the audit log never stores them.
  */
 export async function recordAudit(tx: Executor, actor: Actor, e: AuditEntry): Promise<void> {
   await tx.execute(sql`
     INSERT INTO audit_log (at, actor, actor_kind, action, target_type, target_id, schedule_id, before, after)
     VALUES (sk_now(), ${actor.name}, ${actor.kind}, ${e.action}, ${e.targetType},
       ${e.targetId === undefined || e.targetId === null ? null : String(e.targetId)}, ${e.scheduleId ?? null},
-      ${e.before === undefined ? null : JSON.stringify(e.before)}::jsonb, ${e.after === undefined ? null : JSON.stringify(e.after)}::jsonb)`);
+      ${e.before === undefined ? null : JSON.stringify(maskSecrets(e.before))}::jsonb, ${e.after === undefined ? null : JSON.stringify(maskSecrets(e.after))}::jsonb)`);
 }
 
 /** The fields whose values differ between two snapshots, as { before, after } of just those. */

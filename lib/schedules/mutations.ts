@@ -8,6 +8,7 @@ import { schedules, type Run, type Schedule } from "../db/schema";
 import { isUniqueViolation } from "../db/sql-errors";
 import { AppError } from "../errors";
 import { diffFields, recordAudit, type Actor } from "../audit/record";
+import { refuseMaskedPayload, restoreMasked } from "../security/mask";
 import { listKnownHandlers } from "../handlers/known";
 import { NEVER, timingOf } from "./catch-up";
 import { validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
@@ -52,6 +53,7 @@ function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, 
 
 /** Create a schedule: partition = hash(id) mod cluster.partitions, high-water mark = first slot from sk_now(). */
 export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: Actor): Promise<Schedule> {
+  refuseMaskedPayload(input.payload);
   await assertKnownHandler(db, input.handler);
   try {
     return await db.transaction(async (tx) => {
@@ -123,6 +125,9 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
   try {
     return await db.transaction(async (tx) => {
       const before = await lockScheduleByName(tx, name);
+      // A form that showed a masked secret sends the mask back: keep the stored value there.
+      if (patch.payload !== undefined) patch = { ...patch, payload: restoreMasked(patch.payload, before.payload) };
+      refuseMaskedPayload(patch.payload);
       if (before.version !== expectedVersion) {
         throw new AppError("conflict", `the schedule changed since you loaded it (version ${before.version}, yours ${expectedVersion}); reload and try again`, "version");
       }
@@ -152,7 +157,8 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
       if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
       if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
       const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
-      const diff = diffFields(toScheduleView(before) as Record<string, unknown>, toScheduleView(after) as Record<string, unknown>);
+      // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
+      const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
       await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
       return after;
     });

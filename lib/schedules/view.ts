@@ -1,5 +1,6 @@
 import type { Schedule } from "../db/schema";
 import { NEVER } from "./catch-up";
+import { maskSecrets } from "../security/mask";
 import { worstCaseLatenessSeconds } from "./lateness";
 
 /** A schedule as the API shows it (camelCase; the design's body plus identity and bookkeeping). */
@@ -41,7 +42,8 @@ export function toScheduleView(row: Schedule, pollIntervalMs?: number): Schedule
     name: row.name,
     description: row.description,
     handler: row.handler,
-    payload: row.payload,
+    // Secrets (Authorization headers, passwords, tokens…) never leave the server in full.
+    payload: maskSecrets(row.payload),
     cron: row.cron,
     everySeconds: row.everySeconds,
     timezone: row.timezone,

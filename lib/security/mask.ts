@@ -5,6 +5,7 @@
  * environment variable instead of holding the value — `{ "$env": "HOOK_TOKEN" }` — which only the
  * worker resolves (resolveEnvRefs); such a reference is shown as is, since it holds no secret.
  */
+import { AppError } from "../errors";
 
 /** What a masked value reads as; sending it back in an edit means "unchanged". */
 export const MASK = "••••••••";
@@ -62,6 +63,13 @@ export function containsMask(value: unknown): boolean {
   if (value === MASK) return true;
   if (Array.isArray(value)) return value.some(containsMask);
   return isObject(value) && Object.values(value).some(containsMask);
+}
+
+/** Refuse (400, field payload) a payload that still holds MASK: there is no stored secret behind it. */
+export function refuseMaskedPayload(payload: unknown): void {
+  if (payload !== undefined && containsMask(payload)) {
+    throw new AppError("invalid", `payload holds the mask ${MASK} where no secret is stored; send the value itself or { "$env": "NAME" }`, "payload");
+  }
 }
 
 /**
