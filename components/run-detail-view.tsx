@@ -2,6 +2,7 @@
 
 import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useCanOperate } from "@/lib/client/me";
 import { overviewKey } from "@/lib/client/overview";
 import { describeSkip } from "@/lib/client/run-labels";
 import { requeueRun, runQuery, runsKey } from "@/lib/client/runs";
@@ -27,6 +28,7 @@ function Item({ label, children }: { label: string; children: React.ReactNode })
 export function RunDetailView({ id }: { id: number }) {
   const qc = useQueryClient();
   const q = useQuery(runQuery(id));
+  const canOperate = useCanOperate();
   const requeue = useMutation({
     mutationFn: () => requeueRun(id),
     onSuccess: () => Promise.all([qc.invalidateQueries({ queryKey: runsKey }), qc.invalidateQueries({ queryKey: overviewKey }), qc.invalidateQueries({ queryKey: schedulesKey })]),
@@ -40,7 +42,7 @@ export function RunDetailView({ id }: { id: number }) {
       <PageHeader
         title={`Run #${r.id}`}
         description={`Slot of ${r.scheduleName}${r.scheduleDeleted ? " (deleted schedule)" : ""}, created by ${r.origin.replace("_", "-")}.`}
-        actions={r.state === "dead" ? <Button variant="primary" onClick={() => requeue.mutate()} disabled={requeue.isPending} data-testid="requeue-run">Re-queue</Button> : undefined}
+        actions={r.state === "dead" && canOperate ? <Button variant="primary" onClick={() => requeue.mutate()} disabled={requeue.isPending} data-testid="requeue-run">Re-queue</Button> : undefined}
       />
       {requeue.isError ? <ErrorState error={requeue.error} /> : null}
       <Section title="Slot">

@@ -2,6 +2,7 @@
 
 import { useState } from "react";
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
+import { useCanOperate } from "@/lib/client/me";
 import { overviewKey } from "@/lib/client/overview";
 import { requeueRun, requeueRuns, runListQuery, runsKey, type RunFilters } from "@/lib/client/runs";
 import { schedulesKey } from "@/lib/client/schedules";
@@ -18,6 +19,7 @@ export function RunsView({ initialState = "" }: { initialState?: string }) {
   const [scheduleText, setScheduleText] = useState("");
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [notice, setNotice] = useState<string | null>(null);
+  const canOperate = useCanOperate();
   const q = useInfiniteQuery(runListQuery(filters));
   const runs = q.data?.pages.flatMap((p) => p.runs) ?? [];
   const refresh = () => Promise.all([qc.invalidateQueries({ queryKey: runsKey }), qc.invalidateQueries({ queryKey: overviewKey }), qc.invalidateQueries({ queryKey: schedulesKey })]);
@@ -70,12 +72,16 @@ export function RunsView({ initialState = "" }: { initialState?: string }) {
         <button type="submit" className="sr-only">Apply</button>
       </form>
       <div className="mb-3 flex items-center gap-3">
-        <Button variant="primary" disabled={selected.size === 0 || many.isPending} onClick={() => many.mutate([...selected])} data-testid="requeue-selected">
-          Re-queue selected ({selected.size})
-        </Button>
-        <Button size="sm" variant="ghost" disabled={deadIds.length === 0} onClick={() => setSelected(new Set(deadIds))} data-testid="select-all-dead">
-          Select all dead on this page
-        </Button>
+        {canOperate ? (
+          <>
+            <Button variant="primary" disabled={selected.size === 0 || many.isPending} onClick={() => many.mutate([...selected])} data-testid="requeue-selected">
+              Re-queue selected ({selected.size})
+            </Button>
+            <Button size="sm" variant="ghost" disabled={deadIds.length === 0} onClick={() => setSelected(new Set(deadIds))} data-testid="select-all-dead">
+              Select all dead on this page
+            </Button>
+          </>
+        ) : null}
         {notice ? <span role="status" className="text-sm text-slate-600" data-testid="notice">{notice}</span> : null}
       </div>
       {q.isPending ? (
@@ -86,7 +92,7 @@ export function RunsView({ initialState = "" }: { initialState?: string }) {
         <EmptyState title="No runs match" testId="runs-empty">Runs appear as workers materialise slots; try another filter.</EmptyState>
       ) : (
         <>
-          <RunHistoryTable testId="runs-table" runs={runs} showSchedule selected={selected} onToggle={toggle} onRequeue={(id) => one.mutate(id)} requeueing={one.isPending ? one.variables : null} />
+          <RunHistoryTable testId="runs-table" runs={runs} showSchedule selected={selected} onToggle={canOperate ? toggle : undefined} onRequeue={canOperate ? (id) => one.mutate(id) : undefined} requeueing={one.isPending ? one.variables : null} />
           {q.hasNextPage ? (
             <div className="mt-3 text-center">
               <Button onClick={() => q.fetchNextPage()} disabled={q.isFetchingNextPage} data-testid="runs-more">{q.isFetchingNextPage ? "Loading…" : "Older runs"}</Button>

@@ -16,6 +16,8 @@ import {
   scheduleQuery,
   schedulesKey,
 } from "@/lib/client/schedules";
+import { useCanOperate } from "@/lib/client/me";
+import { ScheduleAuditPanel } from "./audit-view";
 import { HealthCharts } from "./health-charts";
 import { RunHistoryTable } from "./run-history-table";
 import { ScheduleActions } from "./schedule-actions";
@@ -35,6 +37,7 @@ export function ScheduleDetailView({ name }: { name: string }) {
   const [chartWindow, setChartWindow] = useState<ChartWindow>("1h");
   const charts = useQuery(chartsQuery(chartWindow, name));
   const [notice, setNotice] = useState<string | null>(null);
+  const canOperate = useCanOperate();
 
   const refresh = () =>
     Promise.all([
@@ -67,7 +70,7 @@ export function ScheduleDetailView({ name }: { name: string }) {
   return (
     <div className="space-y-6">
       <PageHeader title={s.name} description={s.description || `Runs ${s.handler} ${s.cron ? `on "${s.cron}" (${s.timezone})` : `every ${s.everySeconds}s`}.`} />
-      <ScheduleActions
+      {canOperate ? <ScheduleActions
         enabled={s.enabled}
         busy={action.isPending || remove.isPending}
         onRunNow={() => action.mutate(async () => { await runScheduleNow(name); setNotice("Run queued: it appears in the history below."); })}
@@ -81,7 +84,7 @@ export function ScheduleDetailView({ name }: { name: string }) {
           await refresh();
         }}
         onDelete={(keep) => remove.mutate(keep)}
-      />
+      /> : null}
       {notice ? (
         <p role="status" data-testid="notice" className="flex items-center justify-between rounded-md border border-slate-200 bg-white px-3 py-2 text-sm text-slate-700">
           {notice}
@@ -113,7 +116,7 @@ export function ScheduleDetailView({ name }: { name: string }) {
             <EmptyState title={state ? `No ${state} runs` : "No runs yet"} testId="history-empty">Slots appear here as workers materialise them, shortly before they are due.</EmptyState>
           ) : (
             <>
-              <RunHistoryTable runs={allRuns} catchUp={s.catchUp} onRequeue={(id) => requeue.mutate(id)} requeueing={requeue.isPending ? requeue.variables : null} />
+              <RunHistoryTable runs={allRuns} catchUp={s.catchUp} onRequeue={canOperate ? (id) => requeue.mutate(id) : undefined} requeueing={requeue.isPending ? requeue.variables : null} />
               {runs.hasNextPage ? (
                 <div className="mt-3 text-center">
                   <Button onClick={() => runs.fetchNextPage()} disabled={runs.isFetchingNextPage} data-testid="history-more">
@@ -126,6 +129,7 @@ export function ScheduleDetailView({ name }: { name: string }) {
         </section>
         <ScheduleConfig schedule={s} />
       </div>
+      <ScheduleAuditPanel name={name} />
     </div>
   );
 }

@@ -3,6 +3,7 @@
 import Link from "next/link";
 import { useMemo, useState } from "react";
 import { useQuery } from "@tanstack/react-query";
+import { useCanOperate } from "@/lib/client/me";
 import { schedulesQuery } from "@/lib/client/schedules";
 import { SchedulesTable } from "./schedules-table";
 import { inputClass } from "./ui/field";
@@ -15,6 +16,7 @@ const STATUSES = ["healthy", "late", "failing", "backlogged", "paused"];
 export function SchedulesView() {
   const q = useQuery(schedulesQuery());
   const [search, setSearch] = useState("");
+  const canOperate = useCanOperate();
   const [status, setStatus] = useState("");
   const [kind, setKind] = useState("");
   const shown = useMemo(() => {
@@ -32,7 +34,7 @@ export function SchedulesView() {
         title="Schedules"
         description="Cron expressions and intervals, each in its own time zone, with its catch-up policy."
         actions={
-          <Link href="/schedules/new" data-testid="new-schedule" className="rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700">
+          canOperate && <Link href="/schedules/new" data-testid="new-schedule" className="rounded-md bg-slate-900 px-3 py-1.5 text-sm font-medium text-white hover:bg-slate-700">
             New schedule
           </Link>
         }
