@@ -3,7 +3,7 @@
  * oldest-pending-age per schedule, in fixed buckets over a window (1 h, 24 h, 7 d).
  *
  * Bounded and index-friendly: every statement reads only the given schedules' runs whose slot
- * lies in the window (plus one window of lookback for pending age), through runs_history_idx
+ * lies in the window (plus an eighth of it as lookback for pending age), through runs_history_idx
  * (schedule_id, scheduled_for desc, id desc); buckets come from generate_series / date_bin.
  * Sample points are bucket ends, the last one clipped to sk_now() (one clock decides).
  */
@@ -52,6 +52,9 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
   const nowIso = new Date(now).toISOString();
   const idsParam = sql.param(ids);
   const stepI = sql`make_interval(secs => ${step})`;
+  // Runs slotted before the window that were still waiting inside it: look back an eighth of the
+  // window (still-pending ones of any age come from runs_unfinished_idx in the second branch).
+  const lookback = Math.max(step, seconds / 8);
 
   const [outcomes, since, pending] = await Promise.all([
     db.execute<{ k: number; done: number; dead: number; skipped: number; waiting: number }>(sql`
@@ -71,7 +74,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
       base AS (
         SELECT s.id, (SELECT max(x.f) FROM (
           SELECT r.finished_at AS f FROM runs r WHERE r.schedule_id = s.id AND r.state = 'done' AND r.scheduled_for < ${startIso}::timestamptz
-          ORDER BY r.scheduled_for DESC, r.id DESC LIMIT 20) x) AS f0
+          ORDER BY r.scheduled_for DESC NULLS LAST, r.id DESC NULLS LAST LIMIT 20) x) AS f0
         FROM s),
       agg AS (
         SELECT r.schedule_id, floor(extract(epoch FROM r.scheduled_for - ${startIso}::timestamptz) / ${step})::int AS k, max(r.finished_at) AS f
@@ -87,7 +90,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
           - greatest(f0, max(f) OVER (PARTITION BY id ORDER BY k))))::float8 AS seconds
       FROM grid ORDER BY id, k`),
     // A run is pending at sample t when its slot <= t and it had not started by t; the oldest
-    // pending age at t is t minus the earliest such slot. Each run yields only the samples it
+    // pending age at t is t minus the earliest such slot (its first start, approximated by started_at). Each run yields only the samples it
     // waited across (k_lo..k_hi), so the work is linear in the runs read.
     db.execute<{ schedule_id: number; k: number; seconds: number }>(sql`
       WITH w AS (
@@ -95,13 +98,13 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
           CASE WHEN r.state = 'pending' THEN 'infinity'::timestamptz ELSE coalesce(r.started_at, r.finished_at, ${nowIso}::timestamptz) END AS wait_end
         FROM runs r
         WHERE r.schedule_id = ANY(${idsParam}::bigint[]) AND r.state <> 'skipped'
-          AND r.scheduled_for >= ${startIso}::timestamptz - make_interval(secs => ${seconds})
+          AND r.scheduled_for >= ${startIso}::timestamptz - make_interval(secs => ${lookback})
           AND r.scheduled_for <= ${nowIso}::timestamptz
         UNION ALL
         SELECT r.schedule_id, r.scheduled_for, 'infinity'::timestamptz
         FROM runs r
         WHERE r.schedule_id = ANY(${idsParam}::bigint[]) AND r.state = 'pending'
-          AND r.scheduled_for < ${startIso}::timestamptz - make_interval(secs => ${seconds})),
+          AND r.scheduled_for < ${startIso}::timestamptz - make_interval(secs => ${lookback})),
       span AS (
         SELECT w.schedule_id, w.sf,
           greatest(0, ceil(extract(epoch FROM w.sf - ${startIso}::timestamptz) / ${step}) - 1)::int AS k_lo,

@@ -160,10 +160,10 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
     FROM schedules s
     CROSS JOIN LATERAL (
       SELECT r.* FROM runs r WHERE ${sql.join(conds, sql` AND `)}
-      ORDER BY r.scheduled_for DESC, r.id DESC LIMIT ${limit + 1}
+      ORDER BY r.scheduled_for DESC NULLS LAST, r.id DESC NULLS LAST LIMIT ${limit + 1}
     ) r
     WHERE ${scheduleCond}
-    ORDER BY r.scheduled_for DESC, r.id DESC
+    ORDER BY r.scheduled_for DESC NULLS LAST, r.id DESC NULLS LAST
     LIMIT ${limit + 1}`);
   const rows = result.rows;
   const more = rows.length > limit;
