@@ -28,6 +28,9 @@ export async function runLatenessPass(db: Executor, opts: { partitions: number[]
         AND r.run_after < sk_now() - make_interval(secs => ${opts.graceSeconds})
         AND r.due_at < sk_now() - make_interval(secs => ${opts.graceSeconds})
         AND (${partitions}::int[] IS NULL OR r.partition = ANY(${partitions}::int[]))
+        -- Under 'all' a late run stays pending unless max lateness applies: don't touch that backlog every tick.
+        AND (s.catch_up <> 'all' OR s.max_lateness_seconds IS NOT NULL)
+        AND (s.catch_up <> 'all' OR r.due_at < sk_now() - make_interval(secs => s.max_lateness_seconds))
       FOR UPDATE OF r SKIP LOCKED
     ), ranked AS (
       SELECT late.*, max(scheduled_for) FILTER (WHERE NOT too_late) OVER (PARTITION BY schedule_id) AS newest

@@ -4,6 +4,7 @@ import type { Run } from "../db/schema";
 import { setClock } from "../testing/clock";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { makeRun, makeSchedule } from "../testing/factories";
+import { jitterOffsetMs } from "../schedules/jitter";
 import { tickOnce } from "./tick";
 
 let t: TestDatabase;
@@ -100,5 +101,99 @@ describe("runs materialised before an outage (the lateness pass)", () => {
     await tick({ horizonSeconds: 0 });
     const rows = await runsOf(s.id);
     expect(rows.filter((r) => r.state === "skipped")).toHaveLength(0);
+  });
+});
+
+describe("the 5-minute job after a 40-minute outage (article: eight missed firings)", () => {
+  it("all: runs each of the 8 missed slots once, as catch-up runs", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 300, catchUp: "all" });
+    await tick(); // 10:00 materialised and (say) ran
+    await t.db.execute(sql`UPDATE runs SET state = 'done', attempts = 1 WHERE schedule_id = ${s.id}`);
+    await setClock(t.pool, at("10:42:00")); // down 10:02–10:42
+    const r = await tick();
+    const caught = (await runsOf(s.id)).filter((x) => x.origin === "catch_up");
+    expect(caught.map((x) => iso(x.scheduledFor))).toEqual(["10:05:00", "10:10:00", "10:15:00", "10:20:00", "10:25:00", "10:30:00", "10:35:00", "10:40:00"]);
+    expect(r.created).toBe(8);
+  });
+
+  it("max lateness turns the oldest of them into one too-late skipped range", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 300, catchUp: "all", maxLatenessSeconds: 1200 });
+    await tick();
+    await setClock(t.pool, at("10:42:00"));
+    const r = await tick();
+    const rows = await runsOf(s.id);
+    // 10:00 was materialised before the outage: the lateness pass marks it; 10:05–10:20 are one range row.
+    const tooLate = rows.filter((x) => x.skipReason === "too_late");
+    expect(tooLate.map((x) => [iso(x.scheduledFor), iso(x.skippedUntil), x.skippedCount])).toEqual([
+      ["10:00:00", "10:00:00", 1],
+      ["10:05:00", "10:20:00", 4],
+    ]);
+    expect(r.tooLate).toBe(5);
+    expect(rows.filter((x) => x.origin === "catch_up").map((x) => iso(x.scheduledFor))).toEqual(["10:25:00", "10:30:00", "10:35:00", "10:40:00"]);
+  });
+});
+
+describe("bounded history for skipped slots", () => {
+  for (const catchUp of ["skip", "latest"] as const) {
+    it(`a 1-second schedule after a week's outage (${catchUp}) writes a bounded number of rows`, async () => {
+      await setClock(t.pool, at("10:00:00"));
+      const s = await makeSchedule(t.db, { everySeconds: 1, catchUp });
+      await tick();
+      await setClock(t.pool, new Date(at("10:00:00").getTime() + 7 * 86_400_000));
+      await tick();
+      const r = await t.db.execute<{ rows: number; slots: number; ranges: number }>(sql`
+        SELECT count(*)::int AS rows, coalesce(sum(coalesce(skipped_count, 1)), 0)::int AS slots,
+               count(*) FILTER (WHERE skipped_count > 1)::int AS ranges
+        FROM runs WHERE schedule_id = ${s.id}`);
+      expect(r.rows[0].rows).toBeLessThan(400); // 2 × (horizon + grace) rows, not 604,800
+      expect(r.rows[0].ranges).toBe(1);
+      // Every slot from the first to the horizon is accounted for, exactly once.
+      expect(r.rows[0].slots).toBe(7 * 86_400 + 121);
+    });
+  }
+
+  it("caps the slots one schedule looks at per tick and continues next tick", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 1, catchUp: "all", nextSlotAt: at("09:00:00") });
+    await tick({ maxSlotsPerSchedule: 500 });
+    expect((await runsOf(s.id)).length).toBe(500);
+    await tick({ maxSlotsPerSchedule: 500 });
+    expect((await runsOf(s.id)).length).toBe(1000);
+  });
+});
+
+describe("slot rows", () => {
+  it("jitter moves due_at (and run_after), never the slot; max_attempts and partition come from the schedule", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 10, jitterSeconds: 30, retryMaxAttempts: 3 });
+    await tick();
+    const rows = await runsOf(s.id);
+    expect(rows.length).toBe(13);
+    for (const r of rows) {
+      expect(r.scheduledFor.getTime() % 10_000).toBe(0);
+      expect(r.dueAt.getTime() - r.scheduledFor.getTime()).toBe(jitterOffsetMs(s.id, r.scheduledFor, 30));
+      expect(r.runAfter).toEqual(r.dueAt);
+      expect(r.maxAttempts).toBe(3);
+      expect(r.partition).toBe(s.partition);
+    }
+    expect(new Set(rows.map((r) => r.dueAt.getTime() - r.scheduledFor.getTime())).size).toBeGreaterThan(5);
+  });
+
+  it("advances from the stored slot: ticking again writes nothing new, and only the given partitions tick", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 60 });
+    const other = (s.partition + 1) % 16;
+    expect((await tick({ partitions: [other] })).created).toBe(0);
+    expect((await tick({ partitions: [s.partition] })).created).toBe(3);
+    expect((await tick()).created).toBe(0);
+  });
+
+  it("ignores paused and deleted schedules", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    await makeSchedule(t.db, { everySeconds: 60, enabled: false });
+    await makeSchedule(t.db, { everySeconds: 60, deletedAt: at("09:00:00") });
+    expect((await tick()).schedules).toBe(0);
   });
 });
