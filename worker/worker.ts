@@ -4,7 +4,9 @@ import type { Handler } from "../lib/handlers/types";
 import type { Logger } from "../lib/log";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "../lib/workers/registry";
 import { createHandlerRegistry } from "./handlers/registry";
+import { startAlertLoop } from "./loops/alerts";
 import { startClaimLoop } from "./loops/claim";
+import { startDeliveryLoop } from "./loops/deliveries";
 import { startLeaseLoop } from "./loops/lease";
 import { startLoop, type Loop } from "./loops/loop";
 import { startPartitionsLoop } from "./loops/partitions";
@@ -97,12 +99,15 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       await heartbeatWorker(db, workerId, runner.inFlight);
     },
   });
+  // Alerts: evaluated by workers so they fire with no browser open; sent by their own loop, so a slow receiver never holds up runs.
+  const deliveryLoop = startDeliveryLoop({ db, log, config });
+  const alertLoop = startAlertLoop({ db, log, config, onEvents: () => deliveryLoop.wake() });
   const listener = deps.databaseUrl ? listenForDueRuns(deps.databaseUrl, () => claimLoop?.wake(), log) : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     // Stop claiming first, then give in-flight handlers the grace period.
-    await Promise.all([claimLoop!.stop(), tickLoop?.stop(), listener?.stop(), retentionLoop.stop()]);
+    await Promise.all([claimLoop!.stop(), tickLoop?.stop(), listener?.stop(), retentionLoop.stop(), alertLoop.stop(), deliveryLoop.stop()]);
     log.info({ event: "worker:drain", workerId, inFlight: runner.inFlight, graceMs: config.shutdownGraceMs });
     try {
       if (!(await runner.drain(config.shutdownGraceMs))) {
