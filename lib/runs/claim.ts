@@ -129,16 +129,24 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
               AND p.state IN ('pending', 'running')
           ))
       ORDER BY r.run_after
-      LIMIT greatest(0, ${opts.limit} - (SELECT count(*) FROM expired))
+      -- A plain LIMIT the planner can see: with "limit - count(expired)" here it could not, assumed
+      -- a large result and chose hash join + sort over every due row of the partition (40 ms per 500
+      -- on 20,000 rows instead of ~5). The total is capped in picked.
+      LIMIT ${opts.limit}
       FOR UPDATE OF r SKIP LOCKED
     ),
     picked AS (
-      SELECT d.id, false AS lease_expired, CASE WHEN d.overlapped THEN 'skipped' ELSE 'running' END::run_state AS next_state
-      FROM due d
-      UNION ALL
-      -- A run whose final attempt's lease expired goes dead rather than past its allowance.
-      SELECT e.id, true, CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'running' END::run_state
-      FROM expired e
+      -- Expired leases first (all of them fit: expired has the same LIMIT), then due runs, up to the limit.
+      SELECT x.id, x.lease_expired, x.next_state FROM (
+        -- A run whose final attempt's lease expired goes dead rather than past its allowance.
+        SELECT e.id, true AS lease_expired, CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state, 0 AS rank
+        FROM expired e
+        UNION ALL
+        SELECT d.id, false, CASE WHEN d.overlapped THEN 'skipped' ELSE 'running' END::run_state, 1
+        FROM due d
+      ) x
+      ORDER BY x.rank
+      LIMIT ${opts.limit}
     ),
     lost AS (
       -- The attempt whose lease expired is history too: it ran somewhere and never finished.
@@ -164,7 +172,9 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
         ELSE r.last_error
       END
     FROM picked d, schedules s
-    WHERE r.id = d.id AND s.id = r.schedule_id
+    -- id = ANY(ARRAY(…)) makes the planner fetch the picked rows by primary key; with a plain join
+    -- on a CTE it guessed ~100 rows and seq-scanned runs instead (12 ms of 40 on 20,000 rows).
+    WHERE r.id = ANY(ARRAY(SELECT id FROM picked)) AND r.id = d.id AND s.id = r.schedule_id
     RETURNING r.id, r.schedule_id, s.name AS schedule_name, s.handler, s.payload,
       -- Epoch milliseconds: db.execute hands timestamptz back as text.
       (extract(epoch FROM r.scheduled_for) * 1000)::float8 AS scheduled_for_ms, r.attempts,
