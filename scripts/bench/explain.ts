@@ -1,0 +1,53 @@
+// `node --import tsx scripts/bench/explain.ts [S]`: materialise S minute-zero slots on a scratch
+// database and print the claim plans (all partitions via ANY vs one partition), then drop it.
+import pg from "pg";
+import { createDb, createPool } from "../../lib/db/client";
+import { migrateDatabase } from "../../lib/db/migrate";
+import { setPartitionCount } from "../../lib/partitions/count";
+import { runClockFrom } from "../../lib/testing/clock";
+import { BENCH_DUE, materialise } from "./spike";
+
+async function main() {
+  const server = process.env.DATABASE_URL!;
+  const name = `sk_bench_explain_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(server);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  const pool = createPool(url, { max: 4 });
+  try {
+    await migrateDatabase(url);
+    const db = createDb(pool);
+    await setPartitionCount(db, 16);
+    const s = Number(process.argv[2] ?? 100_000);
+    console.log(JSON.stringify(await materialise(pool, db, { schedules: s, partitions: 16 })));
+    await runClockFrom(pool, new Date(BENCH_DUE.getTime() + 1000));
+    const overlap = `(s.overlap = 'allow' OR NOT EXISTS (SELECT 1 FROM runs p WHERE p.schedule_id = r.schedule_id AND p.scheduled_for < r.scheduled_for AND p.state IN ('pending','running')))`;
+    const variants: Record<string, string> = {
+      "join, partition = ANY(8)": `SELECT r.id FROM runs r JOIN schedules s ON s.id = r.schedule_id
+        WHERE r.state = 'pending' AND r.run_after <= sk_now() AND r.partition = ANY('{0,2,4,6,8,10,12,14}'::int[]) AND ${overlap}
+        ORDER BY r.run_after LIMIT 500 FOR UPDATE OF r SKIP LOCKED`,
+      "join, partition = $1": `SELECT r.id FROM runs r JOIN schedules s ON s.id = r.schedule_id
+        WHERE r.state = 'pending' AND r.run_after <= sk_now() AND r.partition = 0 AND ${overlap}
+        ORDER BY r.run_after LIMIT 500 FOR UPDATE OF r SKIP LOCKED`,
+      "no join, partition = $1": `SELECT r.id FROM runs r
+        WHERE r.state = 'pending' AND r.run_after <= sk_now() AND r.partition = 0
+        ORDER BY r.run_after LIMIT 500 FOR UPDATE OF r SKIP LOCKED`,
+    };
+    for (const [label, q] of Object.entries(variants)) {
+      const plan = await pool.query(`EXPLAIN (ANALYZE, BUFFERS) ${q}`);
+      console.log(`--- ${label}\n` + plan.rows.map((r) => r["QUERY PLAN"]).join("\n"));
+    }
+  } finally {
+    await pool.end();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,59 @@
+// Child processes for the benchmark: spawn, sample their memory, stop them.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+
+export type Proc = { child: ChildProcess; pid: number; peakRssMb: number; exited: Promise<number | null> };
+
+/** Start `node --import tsx <entry>` with extra environment; its output goes to our stderr (warnings only). */
+export function startNode(entry: string, env: Record<string, string>, args: string[] = []): Proc {
+  const child = spawn(process.execPath, ["--import", "tsx", entry, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  return { child, pid: child.pid!, peakRssMb: 0, exited };
+}
+
+/** Peak resident set size so far, from the kernel's high-water mark (VmHWM), in MB. */
+export function readPeakRssMb(pid: number): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status) ?? /VmRSS:\s+(\d+) kB/.exec(status);
+    return hwm ? Number(hwm[1]) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Sample every process's peak RSS every `everyMs` until the returned stop function is called. */
+export function sampleRss(procs: Proc[], everyMs = 250): () => void {
+  const tick = () => {
+    for (const p of procs) p.peakRssMb = Math.max(p.peakRssMb, readPeakRssMb(p.pid));
+  };
+  const timer = setInterval(tick, everyMs);
+  return () => {
+    tick();
+    clearInterval(timer);
+  };
+}
+
+/** SIGTERM each process and wait for it (SIGKILL after `graceMs`). */
+export async function stopAll(procs: Proc[], graceMs = 15_000): Promise<void> {
+  for (const p of procs) p.child.kill("SIGTERM");
+  await Promise.all(
+    procs.map(async (p) => {
+      const timer = setTimeout(() => p.child.kill("SIGKILL"), graceMs);
+      await p.exited;
+      clearTimeout(timer);
+    }),
+  );
+}
+
+/** Resolve when `check` returns true, polling every `everyMs`; reject after `timeoutMs`. */
+export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`bench: timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -1,0 +1,60 @@
+// `node --import tsx scripts/bench/profile.ts [S] [batch]`: one connection, no workers: time
+// claimRunsDetailed and finishRuns per batch on S materialised minute-zero slots (scratch database).
+import pg from "pg";
+import { createDb, createPool } from "../../lib/db/client";
+import { migrateDatabase } from "../../lib/db/migrate";
+import { setPartitionCount } from "../../lib/partitions/count";
+import { claimRunsDetailed } from "../../lib/runs/claim";
+import { finishRuns } from "../../lib/runs/finish";
+import { runClockFrom } from "../../lib/testing/clock";
+import { BENCH_DUE, materialise } from "./spike";
+
+async function main() {
+  const server = process.env.DATABASE_URL!;
+  const name = `sk_bench_profile_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: server });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const u = new URL(server);
+  u.pathname = `/${name}`;
+  const pool = createPool(u.toString(), { max: 1 });
+  try {
+    await migrateDatabase(u.toString());
+    const db = createDb(pool);
+    await setPartitionCount(db, 16);
+    const s = Number(process.argv[2] ?? 20_000);
+    const batch = Number(process.argv[3] ?? 500);
+    await materialise(pool, db, { schedules: s, partitions: 16 });
+    await runClockFrom(pool, new Date(BENCH_DUE.getTime() + 1000));
+    if (process.env.EXPLAIN) {
+      // Plans of the slow statements go to the server log (auto_explain; needs a superuser).
+      await pool.query(`LOAD 'auto_explain'`);
+      await pool.query(`SET auto_explain.log_min_duration = ${Number(process.env.EXPLAIN)}`);
+      await pool.query(`SET auto_explain.log_analyze = on`);
+    }
+    const parts = Array.from({ length: 8 }, (_, i) => i * 2);
+    let claimMs = 0;
+    let finishMs = 0;
+    let n = 0;
+    for (;;) {
+      const t0 = performance.now();
+      const { claimed } = await claimRunsDetailed(db, { workerId: "p", partitions: parts, limit: batch });
+      const t1 = performance.now();
+      if (claimed.length === 0) break;
+      await finishRuns(db, "p", claimed.map((r) => ({ id: r.id, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
+      finishMs += performance.now() - t1;
+      claimMs += t1 - t0;
+      n += claimed.length;
+    }
+    console.log(JSON.stringify({ runs: n, batch, claimMsPerBatch: (claimMs / (n / batch)).toFixed(1), finishMsPerBatch: (finishMs / (n / batch)).toFixed(1), runsPerSecond: Math.round(n / ((claimMs + finishMs) / 1000)) }));
+  } finally {
+    await pool.end();
+    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+    await admin.end();
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

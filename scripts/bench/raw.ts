@@ -1,0 +1,61 @@
+// The raw ceiling: the same spike through the article's bare claim query (scripts/bench/raw-worker.ts).
+import path from "node:path";
+import type pg from "pg";
+import { sampleRss, startNode, stopAll, waitFor } from "./procs";
+import { spikeStats, type SpikeStats } from "./stats";
+
+export type RawOptions = { url: string; schedules: number; workers: number; batch: number; loopsPerWorker: number };
+
+/**
+ * Load S rows due at one instant T (far enough ahead that the insert has committed and the workers
+ * are polling), let W raw workers drain them, and measure from T.
+ */
+export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeStats & { peakWorkerRssMb: number[] }> {
+  await pool.query(`DROP TABLE IF EXISTS raw_runs`);
+  await pool.query(`CREATE TABLE raw_runs (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    job_id int NOT NULL,
+    due_at timestamptz NOT NULL,
+    state text NOT NULL DEFAULT 'pending',
+    lease_owner text,
+    lease_expires_at timestamptz,
+    fencing_token int NOT NULL DEFAULT 0,
+    started_at timestamptz,
+    finished_at timestamptz)`);
+  await pool.query(`CREATE INDEX raw_runs_claimable_idx ON raw_runs (due_at) WHERE state = 'pending'`);
+
+  const procs = Array.from({ length: o.workers }, () =>
+    startNode(path.join("scripts", "bench", "raw-worker.ts"), {
+      BENCH_DATABASE_URL: o.url,
+      BENCH_BATCH: String(o.batch),
+      BENCH_LOOPS: String(o.loopsPerWorker),
+    }),
+  );
+  const stopRss = sampleRss(procs);
+  try {
+    await waitFor(
+      "raw workers to connect",
+      async () =>
+        (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'slotkeeper:bench-raw'`)).rows[0].n >=
+        o.workers * o.loopsPerWorker,
+      60_000,
+    );
+    // Lead time: the insert (~100,000 rows/s here) plus worker start-up, so every row is visible before T.
+    const leadMs = 4000 + Math.ceil(o.schedules / 60);
+    const { rows } = await pool.query<{ due: Date }>(`SELECT now() + make_interval(secs => $1::float8 / 1000) AS due`, [leadMs]);
+    const due = rows[0].due;
+    await pool.query(`INSERT INTO raw_runs (job_id, due_at) SELECT g, $2 FROM generate_series(1, $1::int) g`, [o.schedules, due]);
+    await pool.query(`ANALYZE raw_runs`);
+    const { rows: late } = await pool.query<{ late: boolean }>(`SELECT now() > $1 AS late`, [due]);
+    if (late[0].late) console.error("bench: raw rows committed after their due instant; lateness is inflated");
+    await waitFor("raw spike to drain", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'pending' LIMIT 1`)).rowCount === 0, 600_000, 100);
+    await waitFor("raw leases to finish", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'leased' LIMIT 1`)).rowCount === 0, 60_000, 100);
+    const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM raw_runs`, due);
+    stopRss();
+    return { ...stats, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
+  } finally {
+    stopRss();
+    await stopAll(procs);
+    await pool.query(`DROP TABLE IF EXISTS raw_runs`);
+  }
+}

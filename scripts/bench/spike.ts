@@ -1,0 +1,142 @@
+// Slotkeeper's spike and steady drain: real worker processes (worker/main.ts) on a bench database.
+import path from "node:path";
+import type pg from "pg";
+import type { Db } from "../../lib/db/client";
+import { tickOnce } from "../../lib/runs/tick";
+import { runClockFrom, setClock } from "../../lib/testing/clock";
+import { readPeakRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
+import { spikeStats, type SpikeStats } from "./stats";
+
+export type SpikeOptions = {
+  url: string;
+  schedules: number;
+  workers: number;
+  batch: number;
+  partitions: number;
+  concurrency: number;
+  pollIntervalMs: number;
+  steadyRuns: number;
+};
+
+export type SpikeReport = {
+  materialise: { slots: number; seconds: number; slotsPerSecond: number };
+  spike: SpikeStats & { attemptsRows: number; peakWorkerRssMb: number[]; databaseSizeMb: number };
+  steady: { runs: number; seconds: number; runsPerSecond: number };
+};
+
+/** The minute-zero slot every bench schedule shares (the DB clock is moved to it; wall time is irrelevant). */
+export const BENCH_DUE = new Date("2030-01-01T10:00:00Z");
+
+const drained = async (pool: pg.Pool) =>
+  (await pool.query(`SELECT 1 FROM runs WHERE state IN ('pending', 'running') LIMIT 1`)).rowCount === 0;
+
+/** Create S hourly minute-zero schedules and materialise their slot (with tickOnce) ten minutes before it is due. */
+export async function materialise(pool: pg.Pool, db: Db, o: Pick<SpikeOptions, "schedules" | "partitions">): Promise<SpikeReport["materialise"]> {
+  await pool.query(
+    `INSERT INTO schedules (name, handler, cron, timezone, catch_up, next_slot_at, partition)
+     SELECT 'bench-' || g, 'noop', '0 * * * *', 'UTC', 'latest', $2, mod(g, $3)
+     FROM generate_series(1, $1::int) g`,
+    [o.schedules, BENCH_DUE, o.partitions],
+  );
+  await pool.query(`ANALYZE schedules`);
+  // Stand the clock ten minutes before the slot: materialising is part of the tick's normal horizon work.
+  await setClock(pool, new Date(BENCH_DUE.getTime() - 600_000));
+  const started = performance.now();
+  // Two tickers on disjoint partitions, as two workers holding half the partitions each would.
+  const halves = [0, 1].map((h) => Array.from({ length: o.partitions }, (_, p) => p).filter((p) => p % 2 === h));
+  await Promise.all(
+    halves.map(async (partitions) => {
+      for (;;) {
+        const r = await tickOnce(db, { partitions, horizonSeconds: 900, graceSeconds: 30, batchSize: 1000, maxBatches: 10 });
+        if (r.schedules === 0) break;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE scheduled_for = $1`, [BENCH_DUE]);
+  await pool.query(`VACUUM ANALYZE runs`);
+  return { slots: rows[0].n, seconds: Math.round(seconds * 100) / 100, slotsPerSecond: Math.round(rows[0].n / seconds) };
+}
+
+function startWorkers(o: SpikeOptions): Proc[] {
+  return Array.from({ length: o.workers }, (_, i) =>
+    startNode(path.join("worker", "main.ts"), {
+      DATABASE_URL: o.url,
+      LOG_LEVEL: "warn",
+      SLOTKEEPER_WORKER_ID: `bench-${i}`,
+      SLOTKEEPER_CLAIM_BATCH: String(o.batch),
+      SLOTKEEPER_CONCURRENCY: String(o.concurrency),
+      SLOTKEEPER_POLL_INTERVAL_MS: String(o.pollIntervalMs),
+    }),
+  );
+}
+
+/** The spike (S runs due at one instant, W workers) and then a steady drain of N runs on the same workers. */
+export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<SpikeReport> {
+  const mat = await materialise(pool, db, o);
+  // Freeze the clock just before the slot while the workers start, register and take their partitions.
+  await setClock(pool, new Date(BENCH_DUE.getTime() - 5_000));
+  const procs = startWorkers(o);
+  const stopRss = sampleRss(procs);
+  try {
+    await waitFor(
+      "workers to start and hold every partition",
+      async () => {
+        const { rows } = await pool.query<{ workers: number; held: number }>(
+          `SELECT (SELECT count(*)::int FROM workers WHERE stopped_at IS NULL) AS workers,
+                  (SELECT count(*)::int FROM partition_leases WHERE owner IS NOT NULL AND lease_expires_at > sk_now()) AS held`,
+        );
+        return rows[0].workers >= o.workers && rows[0].held >= o.partitions;
+      },
+      120_000,
+      200,
+    );
+    // Let the fair share settle (a lease pass is 5 s) only if someone still holds more than theirs.
+    await waitFor(
+      "partition shares to settle",
+      async () => {
+        const { rows } = await pool.query<{ max: number }>(
+          `SELECT coalesce(max(n), 0)::int AS max FROM (SELECT count(*) AS n FROM partition_leases WHERE owner IS NOT NULL GROUP BY owner) x`,
+        );
+        return rows[0].max <= Math.ceil(o.partitions / o.workers);
+      },
+      30_000,
+      200,
+    ).catch((err) => console.error(String(err)));
+    // Let the clock run from one second before the slot: the due instant arrives in real time.
+    await runClockFrom(pool, new Date(BENCH_DUE.getTime() - 1_000));
+    await waitFor("spike to drain", () => drained(pool), 600_000, 100);
+    const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
+    const { rows: extra } = await pool.query<{ attempts: number; size: number }>(
+      `SELECT (SELECT count(*)::int FROM attempts) AS attempts, pg_database_size(current_database()) / 1048576.0 AS size`,
+    );
+    for (const p of procs) p.peakRssMb = Math.max(p.peakRssMb, readPeakRssMb(p.pid));
+    const spikeRss = procs.map((p) => Math.round(p.peakRssMb));
+
+    // Steady: N pending runs of existing schedules, all due at one instant T a little ahead.
+    const n = Math.min(o.steadyRuns, o.schedules);
+    const { rows: t } = await pool.query<{ at: Date }>(`SELECT sk_now() + make_interval(secs => $1::float8) AS at`, [1 + n / 50_000]);
+    const at = t[0].at;
+    await pool.query(
+      `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
+       SELECT id, partition, $2::timestamptz - interval '1 day', $2, $2, 'pending', 'backfill', 6
+       FROM schedules ORDER BY id LIMIT $1`,
+      [n, at],
+    );
+    await waitFor("steady drain", () => drained(pool), 600_000, 50);
+    const { rows: st } = await pool.query<{ secs: number; n: number }>(
+      `SELECT extract(epoch FROM max(finished_at) - $1::timestamptz)::float8 AS secs, count(*)::int AS n FROM runs WHERE due_at = $1 AND origin = 'backfill'`,
+      [at],
+    );
+    stopRss();
+    return {
+      materialise: mat,
+      spike: { ...stats, attemptsRows: extra[0].attempts, peakWorkerRssMb: spikeRss, databaseSizeMb: Math.round(Number(extra[0].size)) },
+      steady: { runs: st[0].n, seconds: Math.round(st[0].secs * 1000) / 1000, runsPerSecond: Math.round(st[0].n / st[0].secs) },
+    };
+  } finally {
+    stopRss();
+    await stopAll(procs);
+    await setClock(pool, null);
+  }
+}

@@ -1,0 +1,48 @@
+// Spike numbers, computed in SQL from the rows themselves (started_at / finished_at / due_at).
+import type pg from "pg";
+
+export type SpikeStats = {
+  runs: number;
+  /** Seconds from the due instant until the last run started. */
+  lastStartedAfterSeconds: number;
+  /** Seconds from the due instant until the last run finished. */
+  lastFinishedAfterSeconds: number;
+  /** Start lateness (started_at - due_at), seconds. */
+  latenessSeconds: { p50: number; p99: number; max: number };
+  /** Runs started per second, from the due instant to the last start. */
+  claimsPerSecond: number;
+  /** Runs finished per second, from the due instant to the last finish. */
+  completionsPerSecond: number;
+};
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Stats over `source` (a SELECT yielding started_at, finished_at, due_at), measured from `due`. */
+export async function spikeStats(pool: pg.Pool, source: string, due: Date): Promise<SpikeStats> {
+  const { rows } = await pool.query<{
+    n: number;
+    last_start: number;
+    last_finish: number;
+    p50: number;
+    p99: number;
+    max: number;
+  }>(
+    `SELECT count(*)::int AS n,
+       extract(epoch FROM max(started_at) - $1::timestamptz)::float8 AS last_start,
+       extract(epoch FROM max(finished_at) - $1::timestamptz)::float8 AS last_finish,
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM started_at - due_at))::float8 AS p50,
+       percentile_cont(0.99) WITHIN GROUP (ORDER BY extract(epoch FROM started_at - due_at))::float8 AS p99,
+       max(extract(epoch FROM started_at - due_at))::float8 AS max
+     FROM (${source}) s`,
+    [due],
+  );
+  const x = rows[0];
+  return {
+    runs: x.n,
+    lastStartedAfterSeconds: r3(x.last_start),
+    lastFinishedAfterSeconds: r3(x.last_finish),
+    latenessSeconds: { p50: r3(x.p50), p99: r3(x.p99), max: r3(x.max) },
+    claimsPerSecond: Math.round(x.n / Math.max(x.last_start, 0.001)),
+    completionsPerSecond: Math.round(x.n / Math.max(x.last_finish, 0.001)),
+  };
+}
