@@ -14,7 +14,8 @@ export type LatenessPassResult = { skipped: number; coalesced: number; tooLate: 
  *   newest of its schedule is skipped `coalesced` into that newest one; `all` → left to run.
  * Only origin `schedule`/`catch_up` with attempts = 0: retries are not missed slots, and manual and
  * backfill runs were asked for explicitly, so neither catch-up nor max lateness applies to them.
- * Rows a claimer holds are skipped (SKIP LOCKED): they are being run, which settles them.
+ * Rows a claimer holds are skipped (SKIP LOCKED): they are being run, which settles them. (SELECT sk_now())
+ * is an InitPlan, read once: bare sk_now() in a filter would be evaluated for every pending run.
  */
 export async function runLatenessPass(db: Executor, opts: { partitions: number[] | null; graceSeconds: number }): Promise<LatenessPassResult> {
   const partitions = opts.partitions === null ? null : sql.param(opts.partitions);
@@ -22,15 +23,15 @@ export async function runLatenessPass(db: Executor, opts: { partitions: number[]
     WITH late AS (
       SELECT r.id, r.schedule_id, r.scheduled_for, s.catch_up,
              (s.max_lateness_seconds IS NOT NULL
-               AND r.due_at < sk_now() - make_interval(secs => s.max_lateness_seconds)) AS too_late
+               AND r.due_at < (SELECT sk_now()) - make_interval(secs => s.max_lateness_seconds)) AS too_late
       FROM runs r JOIN schedules s ON s.id = r.schedule_id
       WHERE r.state = 'pending' AND r.attempts = 0 AND r.origin IN ('schedule', 'catch_up')
-        AND r.run_after < sk_now() - make_interval(secs => ${opts.graceSeconds})
-        AND r.due_at < sk_now() - make_interval(secs => ${opts.graceSeconds})
+        AND r.run_after < (SELECT sk_now()) - make_interval(secs => ${opts.graceSeconds})
+        AND r.due_at < (SELECT sk_now()) - make_interval(secs => ${opts.graceSeconds})
         AND (${partitions}::int[] IS NULL OR r.partition = ANY(${partitions}::int[]))
         -- Under 'all' a late run stays pending unless max lateness applies: don't touch that backlog every tick.
         AND (s.catch_up <> 'all' OR s.max_lateness_seconds IS NOT NULL)
-        AND (s.catch_up <> 'all' OR r.due_at < sk_now() - make_interval(secs => s.max_lateness_seconds))
+        AND (s.catch_up <> 'all' OR r.due_at < (SELECT sk_now()) - make_interval(secs => s.max_lateness_seconds))
       FOR UPDATE OF r SKIP LOCKED
     ), ranked AS (
       SELECT late.*, max(scheduled_for) FILTER (WHERE NOT too_late) OVER (PARTITION BY schedule_id) AS newest

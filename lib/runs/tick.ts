@@ -78,7 +78,7 @@ async function materialiseBatch(db: Db, opts: TickOptions, batchSize: number): P
              s.jitter_seconds, s.retry_max_attempts, s.next_slot_at, sk_now() AS now
       FROM schedules s
       WHERE s.enabled AND s.deleted_at IS NULL
-        AND s.next_slot_at <= sk_now() + make_interval(secs => ${opts.horizonSeconds})
+        AND s.next_slot_at <= (SELECT sk_now()) + make_interval(secs => ${opts.horizonSeconds})
         AND (${partitions}::int[] IS NULL OR s.partition = ANY(${partitions}::int[]))
       ORDER BY s.next_slot_at
       LIMIT ${batchSize}

@@ -144,6 +144,7 @@ export function validateTiming(t: { cron?: string | null; everySeconds?: number 
  */
 export function parseScheduleInput(body: unknown, mode: "create", opts?: ParseOptions): ScheduleCreateInput;
 export function parseScheduleInput(body: unknown, mode: "patch", opts?: ParseOptions): SchedulePatch;
+export function parseScheduleInput(body: unknown, mode: "create" | "patch", opts?: ParseOptions): ScheduleCreateInput | SchedulePatch;
 export function parseScheduleInput(body: unknown, mode: "create" | "patch", opts: ParseOptions = {}): ScheduleCreateInput | SchedulePatch {
   if (typeof body !== "object" || body === null || Array.isArray(body)) fail("the body must be a JSON object", "body");
   const parsed = (mode === "create" ? scheduleCreateSchema : schedulePatchSchema).safeParse(body);

@@ -6,19 +6,19 @@ import { setClock } from "@/lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 
 let t: TestDatabase;
-type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
+type Handler = (req: Request, ctx: { params: Promise<{ name: string }> }) => Promise<Response>;
 type RouteModule = Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", Handler>>;
 const mods: Record<string, RouteModule> = {};
 
 beforeAll(async () => {
   t = await createTestDatabase();
   process.env.DATABASE_URL = t.url; // lib/server/db.ts opens its pool from this on first use
-  mods.list = await import("./route");
-  mods.one = await import("./[name]/route");
-  mods.pause = await import("./[name]/pause/route");
-  mods.resume = await import("./[name]/resume/route");
-  mods["run-now"] = await import("./[name]/run-now/route");
-  mods.backfill = await import("./[name]/backfill/route");
+  mods.list = (await import("./route")) as unknown as RouteModule;
+  mods.one = (await import("./[name]/route")) as unknown as RouteModule;
+  mods.pause = (await import("./[name]/pause/route")) as unknown as RouteModule;
+  mods.resume = (await import("./[name]/resume/route")) as unknown as RouteModule;
+  mods["run-now"] = (await import("./[name]/run-now/route")) as unknown as RouteModule;
+  mods.backfill = (await import("./[name]/backfill/route")) as unknown as RouteModule;
 });
 afterAll(async () => {
   await t?.drop();
@@ -28,7 +28,7 @@ async function call(method: "GET" | "POST" | "PATCH" | "DELETE", mod: string, na
   const path = `/api/schedules${name === null ? "" : `/${encodeURIComponent(name)}`}${mod === "list" || mod === "one" ? "" : `/${mod}`}${opts.query ?? ""}`;
   const init: RequestInit = { method, headers: { "content-type": "application/json", origin: "http://127.0.0.1" } };
   if (opts.body !== undefined) init.body = JSON.stringify(opts.body);
-  const res = await mods[mod][method]!(new Request(`http://127.0.0.1${path}`, init), { params: Promise.resolve(name === null ? {} : { name: encodeURIComponent(name) }) });
+  const res = await mods[mod][method]!(new Request(`http://127.0.0.1${path}`, init), { params: Promise.resolve({ name: name === null ? "" : encodeURIComponent(name) }) });
   return { status: res.status, body: await res.json() };
 }
 
