@@ -38,6 +38,10 @@ export async function runWorker(opts: RunWorkerOptions = {}): Promise<RunningWor
   const database = await openDatabase(config);
   await migrateDatabase(database.url);
   const pool = createPool(database.url, { max: config.workerConcurrency + 4, applicationName: "slotkeeper:worker", idleInTransactionTimeoutMs: 30_000 });
+  // A client checked out of the pool (inside a transaction) whose connection dies between two
+  // statements emits 'error' with nobody listening, which would kill the process. The statement
+  // that uses it fails anyway and its loop retries: the worker never exits on a lost database.
+  pool.on("connect", (client) => client.on("error", (err) => log.debug({ event: "db:client:error", err })));
   const db = createDb(pool);
   const handlers = [...(opts.withoutBuiltins ? [] : builtinHandlers(db)), ...((opts.handlers ?? []) as Handler[])];
   const worker = await startWorker({

@@ -115,3 +115,26 @@ describe("shutdown", () => {
     expect(a.lines.some((l) => l.event === "run:attempt" && l.outcome === "aborted")).toBe(true);
   });
 });
+
+describe("losing the database", () => {
+  it("keeps running when its connections are cut, and resumes work", async () => {
+    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
+    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
+    const [w] = await startWorkers(t.url, ["survivor"]);
+    const s = await insertSchedule(t.pool, { handler: "noop" });
+    const [before] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    await waitForRow(before, (r) => r.state === "done", 20_000);
+    const cut = () =>
+      t.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'slotkeeper:worker%'");
+    for (let i = 0; i < 5; i++) {
+      await cut();
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    const [after] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() + 1000) }]);
+    await waitForRow(after, (r) => r.state === "done", 30_000).catch((err) => {
+      throw new Error(`${err.message}; worker exit code ${w.proc.exitCode}; stderr: ${w.stderr().slice(-2000)}`);
+    });
+    expect(w.proc.exitCode).toBeNull();
+    expect(w.lines.some((l) => typeof l.event === "string" && l.event.endsWith(":error"))).toBe(true);
+  });
+});

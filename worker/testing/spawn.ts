@@ -16,6 +16,8 @@ export type WorkerProcess = {
   /** Resolve when the process has exited. */
   exited: Promise<number | null>;
   signal: (sig: NodeJS.Signals) => void;
+  /** What the process wrote to stderr so far. */
+  stderr: () => string;
 };
 
 const live = new Set<WorkerProcess>();
@@ -63,6 +65,7 @@ export function spawnWorker(databaseUrl: string, id: string, env: Record<string,
     proc,
     lines,
     exited,
+    stderr: () => stderr,
     signal: (sig) => {
       if (proc.exitCode === null && proc.signalCode === null) proc.kill(sig);
     },
