@@ -76,12 +76,14 @@ async function main() {
       raw,
       ratio: raw ? { startsPerSecond: Math.round((sk.spike.claimsPerSecond / raw.claimsPerSecond) * 1000) / 1000 } : null,
       steady: sk.steady,
+      heartbeatHot: sk.heartbeatHot,
       targets: {
         spikeAllStartedWithin10s: sk.spike.lastStartedAfterSeconds <= 10,
         startsAtLeast85PercentOfRaw: raw ? sk.spike.claimsPerSecond >= 0.85 * raw.claimsPerSecond : null,
         steadyAtLeast35000PerSecond: sk.steady.runsPerSecond >= 35_000,
         workerRssUnder200Mb: sk.spike.peakWorkerRssMb.every((m) => m < 200),
         attemptHistoryComplete: sk.spike.attemptsRows >= sk.spike.runs,
+        heartbeatsAreHot: sk.heartbeatHot.hotRatio >= 0.9,
       },
       totalSeconds: Math.round((Date.now() - started) / 1000),
     };

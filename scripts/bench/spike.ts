@@ -1,9 +1,10 @@
 // Slotkeeper's spike and steady drain: real worker processes (worker/main.ts) on a bench database.
 import path from "node:path";
 import type pg from "pg";
-import type { Db } from "../../lib/db/client";
+import { createDb, createPool, type Db } from "../../lib/db/client";
 import { tickOnce } from "../../lib/runs/tick";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
+import { measureHeartbeatHot, type HotReport } from "./hot";
 import { readPeakRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
 import { spikeStats, type SpikeStats } from "./stats";
 
@@ -22,6 +23,7 @@ export type SpikeReport = {
   materialise: { slots: number; seconds: number; slotsPerSecond: number };
   spike: SpikeStats & { attemptsRows: number; peakWorkerRssMb: number[]; databaseSizeMb: number };
   steady: { runs: number; seconds: number; runsPerSecond: number };
+  heartbeatHot: HotReport;
 };
 
 /** The minute-zero slot every bench schedule shares (the DB clock is moved to it; wall time is irrelevant). */
@@ -129,7 +131,11 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
       [at],
     );
     stopRss();
+    await stopAll(procs);
+    const one = createPool(o.url, { max: 1, applicationName: "slotkeeper:bench-hot" });
+    const heartbeatHot = await measureHeartbeatHot(one, createDb(one)).finally(() => one.end());
     return {
+      heartbeatHot,
       materialise: mat,
       spike: { ...stats, attemptsRows: extra[0].attempts, peakWorkerRssMb: spikeRss, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: { runs: st[0].n, seconds: Math.round(st[0].secs * 1000) / 1000, runsPerSecond: Math.round(st[0].n / st[0].secs) },
