@@ -31,21 +31,28 @@ export function AlertsHistory() {
     setPages([null]);
   };
 
+  // inputClass is full width: each control sits in a fixed-width box so the bar stays one row.
   const filterBar = (
     <div className="flex flex-wrap gap-2" data-testid="alert-filters">
-      <input aria-label="Schedule" placeholder="schedule name" className={`${inputClass} w-44`} value={filters.schedule} onChange={(e) => set("schedule", e.target.value)} />
-      <select aria-label="Rule" className={`${inputClass} w-36`} value={filters.rule} onChange={(e) => set("rule", e.target.value)} data-testid="filter-rule">
-        <option value="">any rule</option>
-        <option value="late">late</option>
-        <option value="failing">failing</option>
-        <option value="backlogged">backlogged</option>
-      </select>
-      <select aria-label="Kind" className={`${inputClass} w-36`} value={filters.kind} onChange={(e) => set("kind", e.target.value)} data-testid="filter-kind">
-        <option value="">any kind</option>
-        <option value="firing">firing</option>
-        <option value="reminder">reminder</option>
-        <option value="resolved">resolved</option>
-      </select>
+      <div className="w-44">
+        <input aria-label="Schedule" placeholder="schedule name" className={inputClass} value={filters.schedule} onChange={(e) => set("schedule", e.target.value)} />
+      </div>
+      <div className="w-36">
+        <select aria-label="Rule" className={inputClass} value={filters.rule} onChange={(e) => set("rule", e.target.value)} data-testid="filter-rule">
+          <option value="">any rule</option>
+          <option value="late">late</option>
+          <option value="failing">failing</option>
+          <option value="backlogged">backlogged</option>
+        </select>
+      </div>
+      <div className="w-36">
+        <select aria-label="Kind" className={inputClass} value={filters.kind} onChange={(e) => set("kind", e.target.value)} data-testid="filter-kind">
+          <option value="">any kind</option>
+          <option value="firing">firing</option>
+          <option value="reminder">reminder</option>
+          <option value="resolved">resolved</option>
+        </select>
+      </div>
     </div>
   );
 
