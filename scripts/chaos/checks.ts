@@ -113,13 +113,14 @@ export async function readTakeovers(pool: pg.Pool, held: { runId: number; attemp
 }
 
 /** Start lag of every run that started: first attempt's start minus due time (ms). */
-export async function readStartLags(pool: pg.Pool): Promise<number[]> {
-  const r = await rows<{ lag: number }>(
+export async function readStartLags(pool: pg.Pool): Promise<{ lag: number; schedule: string; dueAt: number }[]> {
+  return rows<{ lag: number; schedule: string; dueAt: number }>(
     pool,
-    `SELECT (extract(epoch FROM min(a.started_at) - r.due_at) * 1000)::float8 AS lag
-     FROM runs r JOIN attempts a ON a.run_id = r.id WHERE r.origin <> 'manual' GROUP BY r.id, r.due_at`,
+    `SELECT (extract(epoch FROM min(a.started_at) - r.due_at) * 1000)::float8 AS lag, s.name AS schedule,
+       (extract(epoch FROM r.due_at) * 1000)::float8 AS "dueAt"
+     FROM runs r JOIN attempts a ON a.run_id = r.id JOIN schedules s ON s.id = r.schedule_id
+     WHERE r.origin <> 'manual' GROUP BY r.id, r.due_at, s.name`,
   );
-  return r.map((x) => x.lag);
 }
 
 /** Final schedule state for the lost-acks check. */

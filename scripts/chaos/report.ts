@@ -46,7 +46,7 @@ export async function countLostAcks(pool: pg.Pool, calls: ApiCall[]) {
 export function countRejectedStaleWrites(logDir: string): Record<string, number> {
   const counts: Record<string, number> = {};
   for (const f of fs.readdirSync(logDir).filter((n) => n.endsWith(".log"))) {
-    for (const m of fs.readFileSync(path.join(logDir, f), "utf8").matchAll(/"event":"([^"]*(?:stale|rejected|lost|superseded|fenced)[^"]*)"/g)) {
+    for (const m of fs.readFileSync(path.join(logDir, f), "utf8").matchAll(/"event":"([^"]*(?:stale|rejected|lost|superseded|fenced|abort)[^"]*)"/g)) {
       counts[m[1]] = (counts[m[1]] ?? 0) + 1;
     }
   }
@@ -74,7 +74,11 @@ export async function buildReport(i: ReportInput) {
   const fencing = await readFencing(i.pool);
   const starts = await readDuplicateStarts(i.pool);
   const lostAcks = await countLostAcks(i.pool, i.calls);
-  const lags = await readStartLags(i.pool);
+  // A paused schedule's runs wait for the resume on purpose: their lag measures the pause, not us.
+  const paused = new Set(i.schedules.filter((s) => s.optionalWindows.length > 0).map((s) => s.name));
+  const lagRows = (await readStartLags(i.pool)).filter((l) => !paused.has(l.schedule));
+  const lags = lagRows.map((l) => l.lag);
+  const worstLags = [...lagRows].sort((a, b) => b.lag - a.lag).slice(0, 3).map((l) => ({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag) }));
 
   // Recovery: from the kill (or freeze) to the next attempt of each run the victim held.
   const held = i.faults.faults.flatMap((f) => f.held.map((h) => ({ ...h, at: f.at, kind: f.kind })));
@@ -118,7 +122,7 @@ export async function buildReport(i: ReportInput) {
     attempt_violations: attemptViolations,
     attempt_violations_detail: { out_of_range: fencing.attempts_out_of_range, gaps: fencing.attempt_gaps, double_success: fencing.double_success, ledger_token_above_run: fencing.ledger_token_above_run },
     recovery_time_ms: { runs_held_by_victims: held.length, samples: recoveries.length, p50: round(quantile(recoveries, 0.5)), max: round(quantile(recoveries, 1)), bound_ms: boundMs, tolerance_ms: toleranceMs, over_bound: recoveries.filter((r) => r > boundMs).length, over_bound_plus_tolerance: recoveries.filter((r) => r > boundMs + toleranceMs).length, finished_before_fault: finishedBeforeFault, unrecovered },
-    start_lag_ms: { samples: lags.length, p50: round(quantile(lags, 0.5)), p99: round(quantile(lags, 0.99)), max: round(quantile(lags, 1)) },
+    start_lag_ms: { excludes_paused_schedules: [...paused], samples: lags.length, p50: round(quantile(lags, 0.5)), p99: round(quantile(lags, 0.99)), max: round(quantile(lags, 1)), worst: worstLags },
   };
   const checks: Record<string, boolean> = {
     missing_slots: figures.missing_slots === 0,
