@@ -61,7 +61,7 @@ describe("many workers on one database", () => {
     console.log(JSON.stringify({ event: "test:many-workers", runs: 2000, workers: 4, seconds: (Date.now() - started) / 1000, byWorker }));
     // Every worker took a share (SKIP LOCKED spreads the work rather than serialising it).
     expect(byWorker.length).toBeGreaterThanOrEqual(2);
-  });
+  }, 120_000);
 });
 
 describe("overlap policies with concurrent workers", () => {
@@ -83,7 +83,7 @@ describe("overlap policies with concurrent workers", () => {
     const iv = await attemptIntervals(s);
     expect(iv).toHaveLength(3);
     expect(overlaps(iv[0], iv[1]) || overlaps(iv[1], iv[2]) || overlaps(iv[0], iv[2])).toBe(true);
-  });
+  }, 120_000);
 
   it("forbid: each slot waits for the previous run to finish, in slot order", async () => {
     const { s, ids } = await setup("forbid", 700);
@@ -93,7 +93,7 @@ describe("overlap policies with concurrent workers", () => {
     expect(iv).toHaveLength(3);
     expect(overlaps(iv[0], iv[1]) || overlaps(iv[1], iv[2]) || overlaps(iv[0], iv[2])).toBe(false);
     expect(iv[0].finished_at <= iv[1].started_at && iv[1].finished_at <= iv[2].started_at).toBe(true);
-  });
+  }, 120_000);
 
   it("skip: a slot whose predecessor is still running is recorded as skipped (overlap)", async () => {
     const { ids } = await setup("skip", 1500);
@@ -104,5 +104,5 @@ describe("overlap policies with concurrent workers", () => {
       ["skipped", "overlap", 0],
       ["skipped", "overlap", 0],
     ]);
-  });
+  }, 120_000);
 });

@@ -64,7 +64,7 @@ describe("a worker killed mid-handler", () => {
       [1, victim.id, "lease_expired"],
       [2, rescuer.id, "succeeded"],
     ]);
-  });
+  }, 120_000);
 
   it("SIGSTOP past the lease, SIGCONT: the zombie's finish is stale, its handler sees the abort, the ledger keeps one row", async () => {
     await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
@@ -95,7 +95,7 @@ describe("a worker killed mid-handler", () => {
       [2, "successor", "succeeded"],
     ]);
     await b.waitFor((l) => l.event === "run:attempt" && l.outcome === "succeeded", 1);
-  });
+  }, 120_000);
 });
 
 describe("shutdown", () => {
@@ -113,7 +113,7 @@ describe("shutdown", () => {
     expect(row).toMatchObject({ state: "pending", attempts: 1, lease_owner: null });
     expect((await readAttempts(t.pool, id)).map((x) => x.outcome)).toEqual(["aborted"]);
     expect(a.lines.some((l) => l.event === "run:attempt" && l.outcome === "aborted")).toBe(true);
-  });
+  }, 120_000);
 });
 
 describe("losing the database", () => {
@@ -136,5 +136,5 @@ describe("losing the database", () => {
     });
     expect(w.proc.exitCode).toBeNull();
     expect(w.lines.some((l) => typeof l.event === "string" && l.event.endsWith(":error"))).toBe(true);
-  });
+  }, 120_000);
 });

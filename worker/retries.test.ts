@@ -68,14 +68,14 @@ describe("retries on a real worker", () => {
     const done = await waitForRow(id, (r) => r.state === "done");
     expect(done).toMatchObject({ attempts: 5, max_attempts: 8, last_error: null });
     expect((await readAttempts(t.pool, id)).at(-1)).toMatchObject({ attempt: 5, outcome: "succeeded" });
-  });
+  }, 120_000);
 
   it("a non-retryable error goes dead at attempt 1", async () => {
     const s = await insertSchedule(t.pool, { handler: "fail", payload: { nonRetryable: true, message: "bad input" } });
     const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
     const dead = await waitForRow(id, (r) => r.state === "dead");
     expect(dead).toMatchObject({ attempts: 1, last_error: "NonRetryableError: bad input" });
-  });
+  }, 120_000);
 
   it("an unknown handler name is a non-retryable error with a clear message, not a crash", async () => {
     const s = await insertSchedule(t.pool, { handler: "no-such-handler" });
@@ -87,5 +87,5 @@ describe("retries on a real worker", () => {
     const s2 = await insertSchedule(t.pool, { handler: "noop" });
     const [ok] = await insertRuns(t.pool, s2, [{ scheduledFor: T0 }]);
     await waitForRow(ok, (r) => r.state === "done");
-  });
+  }, 120_000);
 });
