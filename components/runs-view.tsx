@@ -15,7 +15,7 @@ import { EmptyState, ErrorState, Loading } from "./ui/states";
 /** All runs with filters (state, schedule, slot time); dead runs can be re-queued one by one or as a selection. */
 export function RunsView({ initialState = "" }: { initialState?: string }) {
   const qc = useQueryClient();
-  const [filters, setFilters] = useState<RunFilters>({ state: initialState || undefined });
+  const [filters, setFilters] = useState<RunFilters>({ state: initialState || undefined, upcoming: false });
   const [scheduleText, setScheduleText] = useState("");
   const [selected, setSelected] = useState<Set<number>>(new Set());
   const [notice, setNotice] = useState<string | null>(null);
@@ -68,6 +68,9 @@ export function RunsView({ initialState = "" }: { initialState?: string }) {
         <label className="text-sm">
           <span className="mb-1 block font-medium text-slate-800">Slot before</span>
           <input type="datetime-local" className={inputClass} value={filters.to ?? ""} onChange={(e) => set({ to: e.target.value || undefined })} />
+        </label>
+        <label className="flex items-center gap-1.5 pb-2 text-sm text-slate-700">
+          <input type="checkbox" checked={filters.upcoming !== false} onChange={(e) => set({ upcoming: e.target.checked })} data-testid="runs-upcoming" /> Include upcoming slots
         </label>
         <button type="submit" className="sr-only">Apply</button>
       </form>

@@ -33,7 +33,8 @@ export function ScheduleDetailView({ name }: { name: string }) {
   const qc = useQueryClient();
   const schedule = useQuery(scheduleQuery(name));
   const [state, setState] = useState("");
-  const runs = useInfiniteQuery(scheduleRunsQuery(name, { state: state || undefined }));
+  const [upcoming, setUpcoming] = useState(false);
+  const runs = useInfiniteQuery(scheduleRunsQuery(name, { state: state || undefined, upcoming }));
   const [chartWindow, setChartWindow] = useState<ChartWindow>("1h");
   const charts = useQuery(chartsQuery(chartWindow, name));
   const [notice, setNotice] = useState<string | null>(null);
@@ -103,10 +104,15 @@ export function ScheduleDetailView({ name }: { name: string }) {
         <section className="2xl:col-span-2">
           <div className="mb-3 flex items-center justify-between">
             <h2 className="text-sm font-semibold text-slate-800">Run history <span className="font-normal text-slate-500">(newest slot first)</span></h2>
-            <select aria-label="Filter runs by state" className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm" value={state} onChange={(e) => setState(e.target.value)} data-testid="history-state-filter">
-              <option value="">All states</option>
-              {["pending", "running", "done", "dead", "skipped"].map((x) => <option key={x} value={x}>{x}</option>)}
-            </select>
+            <div className="flex items-center gap-3">
+              <label className="flex items-center gap-1.5 text-xs text-slate-600">
+                <input type="checkbox" checked={upcoming} onChange={(e) => setUpcoming(e.target.checked)} data-testid="history-upcoming" /> Upcoming slots
+              </label>
+              <select aria-label="Filter runs by state" className="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm" value={state} onChange={(e) => setState(e.target.value)} data-testid="history-state-filter">
+                <option value="">All states</option>
+                {["pending", "running", "done", "dead", "skipped"].map((x) => <option key={x} value={x}>{x}</option>)}
+              </select>
+            </div>
           </div>
           {runs.isPending ? (
             <Loading label="Loading runs…" />

@@ -3,7 +3,8 @@ import type { RunDetail, RunPage, RunView } from "../runs/history";
 import { fetchJson, LIVE_REFRESH_MS } from "./api";
 
 export type { RunDetail, RunView };
-export type RunFilters = { state?: string; schedule?: string; from?: string; to?: string };
+/** `upcoming: false` hides slots the tick materialised ahead of the database clock. */
+export type RunFilters = { state?: string; schedule?: string; from?: string; to?: string; upcoming?: boolean };
 
 export const runsKey = ["runs"] as const;
 export const runListKey = (f: RunFilters) => ["runs", "list", f] as const;
@@ -16,6 +17,7 @@ function query(f: RunFilters, cursor: string | null, limit: number): string {
   if (f.schedule) q.set("schedule", f.schedule);
   if (f.from) q.set("from", new Date(f.from).toISOString());
   if (f.to) q.set("to", new Date(f.to).toISOString());
+  if (f.upcoming === false) q.set("upcoming", "false");
   if (cursor) q.set("cursor", cursor);
   return q.toString();
 }

@@ -62,6 +62,8 @@ export type RunFilter = {
   to?: Date;
   cursor?: string | null;
   limit?: number;
+  /** false: only slots at or before the database clock (hides the tick's slots materialised ahead). */
+  upcoming?: boolean;
 };
 
 /**
@@ -149,6 +151,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   if (f.states?.length) conds.push(sql`r.state = ANY(${sql.param(f.states)}::run_state[])`);
   if (f.from) conds.push(sql`r.scheduled_for >= ${f.from.toISOString()}::timestamptz`);
   if (f.to) conds.push(sql`r.scheduled_for < ${f.to.toISOString()}::timestamptz`);
+  if (f.upcoming === false) conds.push(sql`r.scheduled_for <= sk_now()`);
   if (f.cursor) {
     const c = decodeCursor(f.cursor);
     conds.push(sql`(r.scheduled_for, r.id) < (${c.scheduledFor}::timestamptz, ${c.id}::bigint)`);
@@ -222,7 +225,9 @@ export function parseRunQuery(params: URLSearchParams): Omit<RunFilter, "schedul
   const limitText = params.get("limit");
   const limit = limitText === null ? undefined : Number(limitText);
   if (limit !== undefined && (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE)) throw new AppError("invalid", `limit must be an integer from 1 to ${MAX_PAGE}`, "limit");
-  return { states: states as RunState[], from: date("from"), to: date("to"), cursor: params.get("cursor"), limit };
+  const upcoming = params.get("upcoming");
+  if (upcoming !== null && upcoming !== "true" && upcoming !== "false") throw new AppError("invalid", "upcoming must be true or false", "upcoming");
+  return { states: states as RunState[], from: date("from"), to: date("to"), cursor: params.get("cursor"), limit, upcoming: upcoming !== "false" };
 }
 
 /** Ids of the live schedule with this name, or a 404. */
