@@ -67,7 +67,7 @@ async function createSchedule(api: ReturnType<typeof createApiClient>, body: Sch
 async function main() {
   const started = Date.now();
   log(`chaos: seed ${o.seed}, ${o.workers} workers, ${o.schedules} schedules, ${o.minutes} min; logs in ${o.logDir}`);
-  ensureBuild(log);
+  await ensureBuild(log);
   db = await startChaosDatabase();
   monitor = new pg.Pool({ connectionString: db.url, max: 3, application_name: "slotkeeper:chaos-monitor" });
   monitor.on("error", () => {});

@@ -9,13 +9,20 @@ import { buildIsStale } from "../build-state";
 
 const require = createRequire(path.join(process.cwd(), "package.json"));
 
-/** Build the console when it is missing or stale, unless SLOTKEEPER_SKIP_BUILD=1. */
-export function ensureBuild(log: (line: string) => void): void {
+/**
+ * Build the console when it is missing or stale (only when missing under SLOTKEEPER_SKIP_BUILD=1).
+ * When another `next build` holds the folder, wait up to ten minutes for its BUILD_ID instead.
+ */
+export async function ensureBuild(log: (line: string) => void): Promise<void> {
   if (process.env.SLOTKEEPER_SKIP_BUILD === "1" && fs.existsSync(".next/BUILD_ID")) return;
   if (!buildIsStale()) return;
   log("chaos: building the console (next build)…");
   const r = spawnSync(process.execPath, [require.resolve("next/dist/bin/next"), "build"], { stdio: ["ignore", "ignore", "inherit"] });
-  if (r.status !== 0) throw new Error("next build failed");
+  if (r.status === 0) return;
+  log("chaos: next build failed; waiting for a build another process may be running");
+  for (let i = 0; i < 600 && !fs.existsSync(".next/BUILD_ID"); i++) await new Promise((res) => setTimeout(res, 1000));
+  if (!fs.existsSync(".next/BUILD_ID")) throw new Error("next build failed and no build appeared");
+  await new Promise((res) => setTimeout(res, 5000)); // let the other build finish writing
 }
 
 async function freePort(from: number): Promise<number> {
