@@ -23,6 +23,11 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
     options: options.length ? options.join(" ") : undefined,
     connectionTimeoutMillis: 10_000,
   });
+  // A checked-out client whose connection dies mid-transaction emits "error" too; without a
+  // listener that would crash the process. The failing query still rejects for its caller.
+  pool.on("connect", (client) => {
+    client.on("error", () => {});
+  });
   pool.on("error", () => {
     // An idle client lost its connection (database restart, network cut). The pool drops it and
     // the next query opens a new one; callers see errors on the queries they make.
