@@ -15,6 +15,8 @@ function tickTime(bucketSeconds: number) {
   };
 }
 
+const BUCKET_LABEL: Record<number, string> = { 60: "minute", 900: "15 minutes", 7200: "2 hours" };
+
 const tooltipTime = (iso: unknown) => `${new Date(String(iso)).toLocaleString()}`;
 
 function ChartCard({ title, hint, children, testId }: { title: string; hint: string; children: React.ReactNode; testId: string }) {
@@ -37,7 +39,7 @@ export function HealthCharts({ charts }: { charts: Charts }) {
       <LineChart data={data} margin={{ top: 4, right: 8, left: 0, bottom: 0 }}>
         <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
         <XAxis dataKey="t" tickFormatter={fmt} minTickGap={40} fontSize={11} stroke="#64748b" />
-        <YAxis tickFormatter={(v: number) => formatDuration(v)} width={64} fontSize={11} stroke="#64748b" />
+        <YAxis tickFormatter={(v: number) => formatDuration(v)} allowDecimals={false} width={64} fontSize={11} stroke="#64748b" />
         <Tooltip labelFormatter={tooltipTime} formatter={(v) => formatDuration(Number(v))} />
         {charts.series.length > 1 ? <Legend wrapperStyle={{ fontSize: 11 }} /> : null}
         {charts.series.map((s, i) => (
@@ -54,7 +56,7 @@ export function HealthCharts({ charts }: { charts: Charts }) {
       <ChartCard title="Oldest pending age" hint="rising = workers too few" testId="chart-oldest-pending">
         {seriesLines(charts.oldestPendingAge)}
       </ChartCard>
-      <ChartCard title="Runs by outcome" hint={`per ${formatDuration(charts.bucketSeconds)}, by slot`} testId="chart-outcomes">
+      <ChartCard title="Runs by outcome" hint={`per ${BUCKET_LABEL[charts.bucketSeconds] ?? formatDuration(charts.bucketSeconds)}, by slot`} testId="chart-outcomes">
         <ResponsiveContainer width="100%" height="100%">
           <BarChart data={charts.outcomes} margin={{ top: 4, right: 8, left: 0, bottom: 0 }}>
             <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />

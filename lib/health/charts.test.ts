@@ -48,3 +48,15 @@ it("buckets outcomes, since-last-success and oldest pending age over the window"
   expect(c.oldestPendingAge[59][`s${id}`]).toBe(150);
   expect(c.oldestPendingAge[at("2030-01-01T09:56:00.000Z")][`s${id}`]).toBe(0);
 });
+
+it("leaves since-last-success empty before a schedule's first success", async () => {
+  await setClock(t.pool, "2030-01-02T10:00:30Z");
+  const { rows } = await t.pool.query<{ id: number }>(
+    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('fresh', 'noop', 60, sk_now(), 0) RETURNING id`,
+  );
+  const id = Number(rows[0].id);
+  await run(id, "2030-01-02T09:50:00Z", "done", "2030-01-02T09:50:01Z", "2030-01-02T09:50:02Z");
+  const c = await getHealthCharts(t.db, [{ id, name: "fresh" }], "1h");
+  expect(c.sinceLastSuccess[0][`s${id}`]).toBeNull();
+  expect(c.sinceLastSuccess[59][`s${id}`]).toBe(628);
+});

@@ -86,9 +86,11 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
         SELECT base.id, g.k, base.f0, agg.f FROM base CROSS JOIN generate_series(0, ${n} - 1) AS g(k)
         LEFT JOIN agg ON agg.schedule_id = base.id AND agg.k = g.k)
       SELECT id AS schedule_id, k,
-        greatest(0, extract(epoch FROM least(${startIso}::timestamptz + (k + 1) * ${stepI}, ${nowIso}::timestamptz)
-          - greatest(f0, max(f) OVER (PARTITION BY id ORDER BY k))))::float8 AS seconds
-      FROM grid ORDER BY id, k`),
+        -- null until the first success (greatest() would skip the null and say 0)
+        CASE WHEN last_ok IS NULL THEN NULL ELSE greatest(0, extract(epoch FROM
+          least(${startIso}::timestamptz + (k + 1) * ${stepI}, ${nowIso}::timestamptz) - last_ok)) END::float8 AS seconds
+      FROM (SELECT id, k, greatest(f0, max(f) OVER (PARTITION BY id ORDER BY k)) AS last_ok FROM grid) g
+      ORDER BY id, k`),
     // A run is pending at sample t when its slot <= t and it had not started by t; the oldest
     // pending age at t is t minus the earliest such slot (its first start, approximated by started_at). Each run yields only the samples it
     // waited across (k_lo..k_hi), so the work is linear in the runs read.
