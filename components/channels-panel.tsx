@@ -21,11 +21,19 @@ export function ChannelsPanel() {
   const qc = useQueryClient();
   const q = useQuery(channelsQuery());
   const [tests, setTests] = useState<Record<number, TestResult>>({});
+  const [editing, setEditing] = useState<number | null>(null);
   const invalidate = () => qc.invalidateQueries({ queryKey: channelsKey });
   const create = useMutation({ mutationFn: createChannel, onSuccess: invalidate });
   const toggle = useMutation({
     mutationFn: (c: ChannelView) => updateChannel(c.id, { name: c.name, kind: c.kind, config: c.config, enabled: !c.enabled } as ChannelInput),
     onSuccess: invalidate,
+  });
+  const save = useMutation({
+    mutationFn: ({ id, input }: { id: number; input: ChannelInput }) => updateChannel(id, input),
+    onSuccess: () => {
+      setEditing(null);
+      return invalidate();
+    },
   });
   const remove = useMutation({ mutationFn: deleteChannel, onSuccess: invalidate });
   const sendTest = async (id: number) => {
@@ -64,7 +72,7 @@ export function ChannelsPanel() {
               <tbody>
                 {q.data.channels.map((c) => {
                   const test = tests[c.id];
-                  return (
+                  return [
                     <tr key={c.id} className="border-t border-slate-100 align-top" data-testid="channel-row">
                       <td className="py-2 pr-4 font-medium">{c.name}</td>
                       <td className="py-2 pr-4">{c.kind}</td>
@@ -76,6 +84,9 @@ export function ChannelsPanel() {
                         <div className="flex flex-wrap justify-end gap-2">
                           <Button size="sm" onClick={() => sendTest(c.id)} disabled={test === "sending"} data-testid="channel-test">
                             {test === "sending" ? "Sending…" : "Send test"}
+                          </Button>
+                          <Button size="sm" onClick={() => setEditing(editing === c.id ? null : c.id)} data-testid="channel-edit">
+                            Edit
                           </Button>
                           <Button size="sm" onClick={() => toggle.mutate(c)} disabled={toggle.isPending}>
                             {c.enabled ? "Disable" : "Enable"}
@@ -90,8 +101,15 @@ export function ChannelsPanel() {
                           </p>
                         ) : null}
                       </td>
-                    </tr>
-                  );
+                    </tr>,
+                    editing === c.id ? (
+                      <tr key={`${c.id}-edit`}>
+                        <td colSpan={5} className="rounded-md bg-slate-50 p-3">
+                          <ChannelForm initial={c} smtpConfigured={q.data.smtpConfigured} onSubmit={(input) => save.mutateAsync({ id: c.id, input })} onCancel={() => setEditing(null)} />
+                        </td>
+                      </tr>
+                    ) : null,
+                  ];
                 })}
               </tbody>
             </table>

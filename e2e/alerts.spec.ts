@@ -45,10 +45,20 @@ test("add a webhook channel and send a test notification", async ({ page }) => {
   await row.getByTestId("channel-test").click();
   await expect(row.getByTestId("channel-test-result")).toHaveText("Test sent: the receiver accepted it.");
   expect(received.filter((b) => b.kind === "test")).toHaveLength(1);
+
+  // Edit the URL in place; the row shows the new one after saving.
+  await row.getByTestId("channel-edit").click();
+  const edit = page.getByTestId("channel-edit-form");
+  await edit.getByLabel("URL").fill(`${hookUrl}?edited=1`);
+  await edit.getByTestId("channel-save").click();
+  await expect(edit).toBeHidden();
+  await expect(row).toContainText(`${hookUrl}?edited=1`);
   await page.screenshot({ path: "e2e/output/screenshots/alerts-channels.png", fullPage: true });
 });
 
 test("a schedule that never succeeded goes late: the worker alerts once and the history shows the delivery", async ({ page, sql }) => {
+  // Workers evaluate every 15 s (the default); on a loaded CI machine the first pass can take longer.
+  test.setTimeout(150_000);
   // Created an hour ago, never run (its next slot is tomorrow): late by the never-succeeded rule.
   await sql.query(
     `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition, created_at)
@@ -58,10 +68,10 @@ test("a schedule that never succeeded goes late: the worker alerts once and the 
   await page.goto("/alerts");
   await page.getByLabel("Schedule").fill(SCHEDULE);
   const event = page.getByTestId("alert-event").filter({ hasText: SCHEDULE });
-  await expect(event).toBeVisible({ timeout: 40_000 }); // workers evaluate every 15 s
+  await expect(event).toBeVisible({ timeout: 90_000 });
   await expect(event.getByTestId("alert-kind")).toHaveText("firing");
   await expect(event).toContainText("late");
-  await expect(event.getByTestId("alert-delivery").filter({ hasText: CHANNEL })).toContainText("delivered", { timeout: 15_000 });
+  await expect(event.getByTestId("alert-delivery").filter({ hasText: CHANNEL })).toContainText("delivered", { timeout: 30_000 });
   await expect(page.getByTestId("alert-firing").filter({ hasText: SCHEDULE })).toBeVisible();
   const firing = received.filter((b) => b.kind === "firing" && b.schedule.name === SCHEDULE);
   expect(firing).toHaveLength(1);
