@@ -32,23 +32,27 @@ export function WorkersView() {
             <thead className="bg-slate-50 text-left text-xs uppercase text-slate-500">
               <tr>
                 <th className="px-4 py-2">Worker</th>
+                <th className="px-4 py-2">Host / pid</th>
                 <th className="px-4 py-2">Status</th>
                 <th className="px-4 py-2">Last heartbeat</th>
                 <th className="px-4 py-2">In flight</th>
                 <th className="px-4 py-2">Partitions</th>
+                <th className="px-4 py-2">Handlers</th>
                 <th className="px-4 py-2">Started</th>
               </tr>
             </thead>
             <tbody>
               {q.data.workers.map((w) => (
                 <tr key={w.id} className="border-t border-slate-100" data-testid="worker-row">
-                  <td className="px-4 py-2 font-mono text-xs">{w.id}</td>
+                  <td className="px-4 py-2 font-mono text-xs">{w.id}{w.version ? <div className="text-slate-400">v{w.version}</div> : null}</td>
+                  <td className="px-4 py-2 text-xs">{w.hostname} <span className="text-slate-500">/ {w.pid}</span></td>
                   <td className="px-4 py-2">
                     <span className={`rounded-full px-2 py-0.5 text-xs ${STATUS_STYLE[w.status]}`}>{w.status}</span>
                   </td>
-                  <td className="px-4 py-2"><Time value={w.lastHeartbeatAt} /></td>
+                  <td className="px-4 py-2"><Time value={w.lastHeartbeatAt} />{w.stoppedAt ? <div className="text-xs text-slate-500">stopped <Time value={w.stoppedAt} /></div> : null}</td>
                   <td className="px-4 py-2 tabular-nums">{w.inFlight} / {w.concurrency}</td>
                   <td className="px-4 py-2 font-mono text-xs">{w.partitions.length ? w.partitions.join(", ") : "—"}</td>
+                  <td className="px-4 py-2 text-xs" title={w.handlers.map((h) => h.name).join(", ")}>{w.handlers.length}</td>
                   <td className="px-4 py-2"><Time value={w.startedAt} /></td>
                 </tr>
               ))}
