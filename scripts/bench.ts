@@ -25,6 +25,7 @@ const { values: args } = parseArgs({
     quick: { type: "boolean", default: false },
     "skip-raw": { type: "boolean", default: false },
     "raw-only": { type: "boolean", default: false },
+    alerts: { type: "boolean", default: false },
     keep: { type: "boolean", default: false },
   },
 });
@@ -40,6 +41,7 @@ const opts = {
   concurrency: num(args.concurrency, 1000),
   pollIntervalMs: num(args.poll, 200),
   steadyRuns: num(args.steady, quick ? 20_000 : 50_000),
+  alerts: args.alerts === true,
 };
 
 function withDatabase(url: string, name: string): string {
