@@ -14,21 +14,21 @@ export function startNode(entry: string, env: Record<string, string>, args: stri
   return { child, pid: child.pid!, peakRssMb: 0, exited };
 }
 
-/** Peak resident set size so far, from the kernel's high-water mark (VmHWM), in MB. */
-export function readPeakRssMb(pid: number): number {
+/** Resident set size in MB: now (VmRSS) or the process's lifetime high-water mark (VmHWM). */
+export function readRssMb(pid: number, which: "VmRSS" | "VmHWM" = "VmRSS"): number {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
-    const hwm = /VmHWM:\s+(\d+) kB/.exec(status) ?? /VmRSS:\s+(\d+) kB/.exec(status);
-    return hwm ? Number(hwm[1]) / 1024 : 0;
+    const m = new RegExp(`${which}:\\s+(\\d+) kB`).exec(status);
+    return m ? Number(m[1]) / 1024 : 0;
   } catch {
     return 0;
   }
 }
 
-/** Sample every process's peak RSS every `everyMs` until the returned stop function is called. */
-export function sampleRss(procs: Proc[], everyMs = 250): () => void {
+/** Sample every process's RSS (VmRSS) every `everyMs`, keeping the peak, until the returned stop function is called. */
+export function sampleRss(procs: Proc[], everyMs = 100): () => void {
   const tick = () => {
-    for (const p of procs) p.peakRssMb = Math.max(p.peakRssMb, readPeakRssMb(p.pid));
+    for (const p of procs) p.peakRssMb = Math.max(p.peakRssMb, readRssMb(p.pid));
   };
   const timer = setInterval(tick, everyMs);
   return () => {

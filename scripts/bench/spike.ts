@@ -5,7 +5,7 @@ import { createDb, createPool, type Db } from "../../lib/db/client";
 import { tickOnce } from "../../lib/runs/tick";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
-import { readPeakRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
+import { readRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
 import { spikeStats, type SpikeStats } from "./stats";
 
 export type SpikeOptions = {
@@ -23,7 +23,7 @@ export type SpikeOptions = {
 
 export type SpikeReport = {
   materialise: { slots: number; seconds: number; slotsPerSecond: number };
-  spike: SpikeStats & { attemptsRows: number; peakWorkerRssMb: number[]; databaseSizeMb: number };
+  spike: SpikeStats & { attemptsRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
   steady: { runs: number; seconds: number; runsPerSecond: number };
   heartbeatHot: HotReport;
 };
@@ -85,7 +85,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
   // Freeze the clock just before the slot while the workers start, register and take their partitions.
   await setClock(pool, new Date(BENCH_DUE.getTime() - 5_000));
   const procs = startWorkers(o);
-  const stopRss = sampleRss(procs);
+  let stopRss = () => {};
   try {
     await waitFor(
       "workers to start and hold every partition",
@@ -125,6 +125,9 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
       300_000,
       200,
     );
+    // RSS during dispatch: sampled (VmRSS) from here on; the start-up high-water mark is reported apart.
+    const startupPeakRssMb = procs.map((p) => Math.round(readRssMb(p.pid, "VmHWM")));
+    stopRss = sampleRss(procs);
     // Let the clock run from one second before the slot: the due instant arrives in real time.
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() - 1_000));
     await waitFor("spike to drain", () => drained(pool), 600_000, 100);
@@ -132,7 +135,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     const { rows: extra } = await pool.query<{ attempts: number; size: number }>(
       `SELECT (SELECT count(*)::int FROM attempts) AS attempts, pg_database_size(current_database()) / 1048576.0 AS size`,
     );
-    for (const p of procs) p.peakRssMb = Math.max(p.peakRssMb, readPeakRssMb(p.pid));
+    stopRss();
     const spikeRss = procs.map((p) => Math.round(p.peakRssMb));
 
     // Steady: N pending runs of existing schedules, all due at one instant T a little ahead.
@@ -157,7 +160,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     return {
       heartbeatHot,
       materialise: mat,
-      spike: { ...stats, attemptsRows: extra[0].attempts, peakWorkerRssMb: spikeRss, databaseSizeMb: Math.round(Number(extra[0].size)) },
+      spike: { ...stats, attemptsRows: extra[0].attempts, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: { runs: st[0].n, seconds: Math.round(st[0].secs * 1000) / 1000, runsPerSecond: Math.round(st[0].n / st[0].secs) },
     };
   } finally {
