@@ -62,10 +62,10 @@ export function RunHistoryTable({ runs, catchUp, showSchedule, selected, onToggl
                   </td>
                 ) : null}
                 <td className="px-3 py-2"><RunStateBadge state={r.state} /></td>
-                <td className="px-3 py-2 text-xs"><Time value={r.scheduledFor} /></td>
-                <td className="px-3 py-2 text-xs"><Time value={r.dueAt} /></td>
-                <td className="px-3 py-2 text-xs"><Time value={r.startedAt} /></td>
-                <td className="px-3 py-2 text-xs"><Time value={r.finishedAt} /></td>
+                <td className="px-3 py-2 text-xs"><Time value={r.scheduledFor} compact /></td>
+                <td className="px-3 py-2 text-xs"><Time value={r.dueAt} compact /></td>
+                <td className="px-3 py-2 text-xs"><Time value={r.startedAt} compact /></td>
+                <td className="px-3 py-2 text-xs"><Time value={r.finishedAt} compact /></td>
                 <td className="px-3 py-2 text-right tabular-nums" data-testid="run-attempts">{r.attempts}/{r.maxAttempts}</td>
                 <td className="px-3 py-2 font-mono text-xs" data-testid="run-worker">{r.workerId ?? r.leaseOwner ?? "—"}</td>
                 <td className="max-w-xs px-3 py-2 text-xs">
@@ -74,7 +74,7 @@ export function RunHistoryTable({ runs, catchUp, showSchedule, selected, onToggl
                 {onRequeue ? (
                   <td className="px-3 py-2 text-right">
                     {r.state === "dead" ? (
-                      <Button size="sm" onClick={() => onRequeue(r.id)} disabled={requeueing === r.id} data-testid="requeue-run">
+                      <Button size="sm" className="whitespace-nowrap" onClick={() => onRequeue(r.id)} disabled={requeueing === r.id} data-testid="requeue-run">
                         {requeueing === r.id ? "Re-queuing…" : "Re-queue"}
                       </Button>
                     ) : null}

@@ -22,7 +22,7 @@ export function SchedulePolicyFields({ values, errors, set }: Props) {
         <legend className="mb-1 text-sm font-medium text-slate-800">Catch-up policy</legend>
         <div className="flex gap-2" role="radiogroup">
           {(["skip", "latest", "all"] as const).map((p) => (
-            <label key={p} className={`cursor-pointer rounded-md border px-3 py-1.5 text-sm ${values.catchUp === p ? "border-slate-900 bg-slate-900 text-white" : "border-slate-300 bg-white text-slate-800 hover:bg-slate-50"}`}>
+            <label key={p} className={`cursor-pointer rounded-md border px-3 py-1.5 text-sm has-[:focus-visible]:ring-2 has-[:focus-visible]:ring-slate-500 has-[:focus-visible]:ring-offset-1 ${values.catchUp === p ? "border-slate-900 bg-slate-900 text-white" : "border-slate-300 bg-white text-slate-800 hover:bg-slate-50"}`}>
               <input type="radio" name="catchUp" value={p} checked={values.catchUp === p} onChange={() => set("catchUp", p)} className="sr-only" data-testid={`catch-up-${p}`} />
               {p}
             </label>
