@@ -137,7 +137,7 @@ async function apiChanges(d: FaultDeps, deadline: number, out: FaultLog) {
     } else if (step === "requeue") {
       const r = await d.pool
         .query<{ id: number; attempts: number; max_attempts: number }>(
-          "SELECT r.id::int, r.attempts, r.max_attempts FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name = $1 AND r.state = 'dead' ORDER BY r.id LIMIT 1",
+          "SELECT r.id::int, r.attempts, r.max_attempts FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name = $1 AND r.state = 'dead' ORDER BY random() LIMIT 1",
           [d.failSchedule],
         )
         .catch(() => ({ rows: [] }));
