@@ -6,6 +6,7 @@ import { backoffSeconds } from "../lib/runs/backoff";
 import type { ClaimedRun } from "../lib/runs/claim";
 import type { RunResult } from "../lib/runs/finish";
 import { idempotencyKey } from "../lib/runs/idempotency";
+import { resolveEnvRefs } from "../lib/security/mask";
 import type { HandlerRegistry } from "./handlers/registry";
 
 /** Why the worker aborted an attempt's signal. */
@@ -52,7 +53,8 @@ export async function runAttempt(
       attempt: run.attempt,
       runId: run.id,
       origin: run.origin,
-      payload: run.payload,
+      // Secrets may live in the worker's environment rather than the stored payload.
+      payload: resolveEnvRefs(run.payload),
       signal,
       log: deps.log.child({ runId: run.id, schedule: run.scheduleName, slot: run.scheduledFor.toISOString(), attempt: run.attempt }),
       workerId: deps.workerId,

@@ -14,6 +14,7 @@ import { NEVER, timingOf } from "./catch-up";
 import { validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
 import { firstSlotAtOrAfter } from "./timing";
 import { toScheduleView } from "./view";
+import { RUNS_CHANNEL } from "../runs/requeue";
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 type Executor = Pick<Db, "execute">;
@@ -237,6 +238,8 @@ export async function runNow(db: Db, name: string, actor: Actor): Promise<Run> {
       VALUES (${s.id}, ${s.partition}, sk_now(), sk_now(), sk_now(), 'pending', 'manual', ${s.retryMaxAttempts})
       RETURNING id`);
     const [run] = await tx.query.runs.findMany({ where: (r, { eq: e }) => e(r.id, rows[0].id) });
+    // Wake idle workers at once rather than at their next poll (LISTEN is a hint, polling the rule).
+    await tx.execute(sql`SELECT pg_notify(${RUNS_CHANNEL}, 'run-now')`);
     await recordAudit(tx, actor, { action: "schedule.run_now", targetType: "run", targetId: run.id, scheduleId: s.id, after: { runId: run.id, scheduledFor: run.scheduledFor } });
     return run;
   });
