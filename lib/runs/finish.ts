@@ -58,16 +58,17 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
           ELSE 'pending'
         END::run_state,
         -- One clock: the retry becomes claimable at sk_now() + backoff (the delay is a duration).
+        -- (SELECT sk_now()) is read once per statement, not once per row (it is not inlinable).
         run_after = CASE
-          WHEN x.outcome = 'aborted' THEN sk_now()
+          WHEN x.outcome = 'aborted' THEN (SELECT sk_now())
           WHEN x.outcome <> 'succeeded' AND NOT x.non_retryable AND r.attempts < r.max_attempts
-            THEN sk_now() + make_interval(secs => x.delay_seconds)
+            THEN (SELECT sk_now()) + make_interval(secs => x.delay_seconds)
           ELSE r.run_after
         END,
         -- A shutdown release is not the handler's fault: it does not use up the allowance.
         max_attempts = CASE WHEN x.outcome = 'aborted' THEN greatest(r.max_attempts, r.attempts + 1) ELSE r.max_attempts END,
         finished_at = CASE
-          WHEN x.outcome = 'succeeded' OR (x.outcome <> 'aborted' AND (x.non_retryable OR r.attempts >= r.max_attempts)) THEN sk_now()
+          WHEN x.outcome = 'succeeded' OR (x.outcome <> 'aborted' AND (x.non_retryable OR r.attempts >= r.max_attempts)) THEN (SELECT sk_now())
         END,
         last_error = CASE WHEN x.outcome = 'succeeded' THEN NULL ELSE coalesce(x.error, r.last_error) END,
         lease_owner = NULL,
@@ -79,7 +80,7 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
     ),
     recorded AS (
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
-      SELECT f.id, f.attempts, ${workerId}, coalesce(f.started_at, sk_now()), sk_now(), x.outcome::attempt_outcome, x.error, x.duration_ms
+      SELECT f.id, f.attempts, ${workerId}, coalesce(f.started_at, (SELECT sk_now())), (SELECT sk_now()), x.outcome::attempt_outcome, x.error, x.duration_ms
       FROM finished f JOIN results x ON x.id = f.id
       ON CONFLICT (run_id, attempt) DO NOTHING
     )

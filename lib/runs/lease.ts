@@ -17,7 +17,7 @@ export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): 
   // One clock: the new expiry is sk_now() + lease; fencing: only the current token's holder renews.
   const result = await db.execute<{ id: number }>(sql`
     UPDATE runs r
-    SET lease_expires_at = sk_now() + make_interval(secs => coalesce(h.lease_seconds, s.lease_seconds))
+    SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => coalesce(h.lease_seconds, s.lease_seconds))
     FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(tokens)}::int[], ${sql.param(leases)}::int[]) AS h(id, attempt, lease_seconds),
       schedules s
     WHERE r.id = h.id AND r.attempts = h.attempt AND r.state = 'running' AND r.lease_owner = ${workerId}
