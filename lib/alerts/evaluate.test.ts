@@ -110,3 +110,17 @@ describe("evaluateAlerts with three workers", () => {
     expect(ev.sort()).toEqual(["firing:late", "firing:late", "resolved:deleted", "resolved:paused"]);
   });
 });
+
+describe("evaluateAlerts in pages", () => {
+  it("evaluates every schedule however small the page, with the same events", async () => {
+    await setClock(t.pool, "2030-01-01T09:00:00Z");
+    const ids: number[] = [];
+    for (const name of ["a", "b", "c", "d", "e"]) ids.push(await insertSchedule(t.pool, name));
+    for (const id of ids) await insertRun(t.pool, id, "2030-01-01T10:00:00Z", "done", { startedAt: "2030-01-01T10:00:00Z", finishedAt: "2030-01-01T10:00:00Z" });
+    await setClock(t.pool, "2030-01-01T11:00:00Z");
+    const r = await evaluateAlerts(workers[0], { ...opts, pageSize: 2 });
+    expect(r).toMatchObject({ evaluated: true, firing: 5 });
+    const ev = await events();
+    expect(ev.map((e) => [e.rule, e.kind])).toEqual(ids.map(() => ["late", "firing"]));
+  });
+});
