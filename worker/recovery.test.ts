@@ -124,17 +124,24 @@ describe("losing the database", () => {
     const s = await insertSchedule(t.pool, { handler: "noop" });
     const [before] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
     await waitForRow(before, (r) => r.state === "done", 20_000);
-    const cut = () =>
-      t.pool.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'slotkeeper:worker%'");
+    // Count the worker connections actually terminated: that, not an error log line (which needs
+    // a query in flight at the instant of the cut), proves the cuts hit the worker.
+    let terminated = 0;
+    const cut = async () => {
+      const r = await t.pool.query<{ n: number }>(
+        "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid))::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE 'slotkeeper:worker%'",
+      );
+      terminated += r.rows[0].n;
+    };
     for (let i = 0; i < 5; i++) {
       await cut();
       await new Promise((r) => setTimeout(r, 300));
     }
+    expect(terminated).toBeGreaterThan(0);
     const [after] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() + 1000) }]);
     await waitForRow(after, (r) => r.state === "done", 30_000).catch((err) => {
       throw new Error(`${err.message}; worker exit code ${w.proc.exitCode}; stderr: ${w.stderr().slice(-2000)}`);
     });
     expect(w.proc.exitCode).toBeNull();
-    expect(w.lines.some((l) => typeof l.event === "string" && l.event.endsWith(":error"))).toBe(true);
   }, 120_000);
 });
