@@ -14,11 +14,8 @@ export type LatenessPassResult = { skipped: number; coalesced: number; tooLate: 
  *   newest of its schedule is skipped `coalesced` into that newest one; `all` → left to run.
  * Only origin `schedule`/`catch_up` with attempts = 0: retries are not missed slots, and manual and
  * backfill runs were asked for explicitly, so neither catch-up nor max lateness applies to them.
- * Nothing is locked while deciding: only the rows the UPDATE changes are locked, and the UPDATE
- * re-checks `state = 'pending' AND attempts = 0`, so a run a claimer took meanwhile (it waits for
- * that claim to commit, then sees `running`) is left alone. Locking every late row instead made
- * claimers skip the whole backlog for the length of this statement. (SELECT sk_now()) is an
- * InitPlan, read once: bare sk_now() in a filter would be evaluated for every pending run.
+ * Rows a claimer holds are skipped (SKIP LOCKED): they are being run, which settles them. (SELECT sk_now())
+ * is an InitPlan, read once: bare sk_now() in a filter would be evaluated for every pending run.
  */
 export async function runLatenessPass(db: Executor, opts: { partitions: number[] | null; graceSeconds: number }): Promise<LatenessPassResult> {
   const partitions = opts.partitions === null ? null : sql.param(opts.partitions);
@@ -35,6 +32,7 @@ export async function runLatenessPass(db: Executor, opts: { partitions: number[]
         -- Under 'all' a late run stays pending unless max lateness applies: don't touch that backlog every tick.
         AND (s.catch_up <> 'all' OR s.max_lateness_seconds IS NOT NULL)
         AND (s.catch_up <> 'all' OR r.due_at < (SELECT sk_now()) - make_interval(secs => s.max_lateness_seconds))
+      FOR UPDATE OF r SKIP LOCKED
     ), ranked AS (
       SELECT late.*, max(scheduled_for) FILTER (WHERE NOT too_late) OVER (PARTITION BY schedule_id) AS newest
       FROM late
@@ -50,7 +48,7 @@ export async function runLatenessPass(db: Executor, opts: { partitions: number[]
       UPDATE runs SET state = 'skipped', skip_reason = d.reason, coalesced_into = d.into_slot,
              skipped_until = runs.scheduled_for, skipped_count = 1, finished_at = sk_now()
       FROM decided d
-      WHERE runs.id = d.id AND d.reason IS NOT NULL AND runs.state = 'pending' AND runs.attempts = 0
+      WHERE runs.id = d.id AND d.reason IS NOT NULL
       RETURNING d.reason
     )
     SELECT reason, count(*)::int AS n FROM skipped GROUP BY reason`);
