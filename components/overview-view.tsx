@@ -1,23 +1,17 @@
 "use client";
 
 import Link from "next/link";
-import { useState } from "react";
 import { useQuery } from "@tanstack/react-query";
-import { CHART_WINDOW_OPTIONS, chartsQuery, type ChartWindow } from "@/lib/client/charts";
 import { overviewQuery } from "@/lib/client/overview";
-import { HealthCharts } from "./health-charts";
+import { HealthChartsSection } from "./health-charts-section";
 import { ScheduleHealthTable } from "./schedule-health-table";
 import { PageHeader } from "./ui/page-header";
 import { Stat } from "./ui/stat";
 import { EmptyState, ErrorState, Loading } from "./ui/states";
-import { WindowPicker } from "./ui/window-picker";
 
 /** The Overview: totals, every schedule's health, and health over time. */
 export function OverviewView() {
   const q = useQuery(overviewQuery());
-  const [chartWindow, setChartWindow] = useState<ChartWindow>("1h");
-  const hasSchedules = (q.data?.schedules.length ?? 0) > 0;
-  const charts = useQuery({ ...chartsQuery(chartWindow), enabled: hasSchedules });
   return (
     <div>
       <PageHeader
@@ -38,7 +32,7 @@ export function OverviewView() {
             <Stat label="Running" value={q.data.totals.running} testId="total-running" />
             <Stat label="Dead runs" value={q.data.totals.dead} tone={q.data.totals.dead > 0 ? "bad" : "default"} testId="total-dead" />
           </div>
-          {!hasSchedules ? (
+          {q.data.schedules.length === 0 ? (
             <EmptyState title="No schedules yet" testId="overview-empty">
               <p>
                 Create one on the <Link className="underline" href="/schedules/new">new schedule</Link> form or with{" "}
@@ -49,13 +43,7 @@ export function OverviewView() {
           ) : (
             <>
               <ScheduleHealthTable schedules={q.data.schedules} />
-              <section>
-                <div className="mb-3 flex items-center justify-between">
-                  <h2 className="text-sm font-semibold text-slate-800">Health over time</h2>
-                  <WindowPicker value={chartWindow} options={CHART_WINDOW_OPTIONS} onChange={setChartWindow} />
-                </div>
-                {charts.isPending ? <Loading label="Loading charts…" /> : charts.isError ? <ErrorState error={charts.error} retry={() => charts.refetch()} /> : <HealthCharts charts={charts.data} />}
-              </section>
+              <HealthChartsSection />
             </>
           )}
         </div>

@@ -3,7 +3,6 @@
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { CHART_WINDOW_OPTIONS, chartsQuery, type ChartWindow } from "@/lib/client/charts";
 import { overviewKey } from "@/lib/client/overview";
 import { requeueRun, runsKey, scheduleRunsQuery } from "@/lib/client/runs";
 import {
@@ -18,14 +17,13 @@ import {
 } from "@/lib/client/schedules";
 import { useCanOperate } from "@/lib/client/me";
 import { ScheduleAuditPanel } from "./audit-view";
-import { HealthCharts } from "./health-charts";
+import { HealthChartsSection } from "./health-charts-section";
 import { RunHistoryTable } from "./run-history-table";
 import { ScheduleActions } from "./schedule-actions";
 import { ScheduleConfig, ScheduleHealthStats } from "./schedule-summary";
 import { Button } from "./ui/button";
 import { PageHeader } from "./ui/page-header";
 import { EmptyState, ErrorState, Loading } from "./ui/states";
-import { WindowPicker } from "./ui/window-picker";
 
 /** One schedule: health, charts, configuration, actions and its run history (live). */
 export function ScheduleDetailView({ name }: { name: string }) {
@@ -35,8 +33,6 @@ export function ScheduleDetailView({ name }: { name: string }) {
   const [state, setState] = useState("");
   const [upcoming, setUpcoming] = useState(false);
   const runs = useInfiniteQuery(scheduleRunsQuery(name, { state: state || undefined, upcoming }));
-  const [chartWindow, setChartWindow] = useState<ChartWindow>("1h");
-  const charts = useQuery(chartsQuery(chartWindow, name));
   const [notice, setNotice] = useState<string | null>(null);
   const canOperate = useCanOperate();
 
@@ -93,13 +89,7 @@ export function ScheduleDetailView({ name }: { name: string }) {
         </p>
       ) : null}
       <ScheduleHealthStats schedule={s} />
-      <section>
-        <div className="mb-3 flex items-center justify-between">
-          <h2 className="text-sm font-semibold text-slate-800">Health over time</h2>
-          <WindowPicker value={chartWindow} options={CHART_WINDOW_OPTIONS} onChange={setChartWindow} />
-        </div>
-        {charts.isPending ? <Loading label="Loading charts…" /> : charts.isError ? <ErrorState error={charts.error} retry={() => charts.refetch()} /> : <HealthCharts charts={charts.data} />}
-      </section>
+      <HealthChartsSection schedule={name} />
       <div className="grid grid-cols-1 gap-6 2xl:grid-cols-3">
         <section className="2xl:col-span-2">
           <div className="mb-3 flex items-center justify-between">

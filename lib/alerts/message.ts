@@ -3,6 +3,7 @@
  * to the schedule in the console; the webhook body carries the same as structured JSON.
  */
 import type { AlertDetails, AlertKind, AlertRule } from "./rules";
+import { formatDuration } from "../format/duration";
 
 /** An alert event as the senders see it; `test` is the sample the console's "Send test" button sends. */
 export type AlertMessage = {
@@ -15,16 +16,6 @@ export type AlertMessage = {
   details: AlertDetails;
 };
 
-/** "3m 20s", "2h 5m", "—" for null. */
-export function formatSeconds(seconds: number | null | undefined): string {
-  if (seconds === null || seconds === undefined || !Number.isFinite(seconds)) return "—";
-  const s = Math.max(0, Math.round(seconds));
-  if (s < 60) return `${s}s`;
-  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
-  if (s < 86400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
-  return `${Math.floor(s / 86400)}d ${Math.floor((s % 86400) / 3600)}h`;
-}
-
 const RULE_WORD: Record<string, string> = { late: "late", failing: "failing", backlogged: "backlogged" };
 
 /** Why the rule holds, in the words of its numbers. */
@@ -33,12 +24,12 @@ function reason(m: AlertMessage): string {
   switch (m.rule) {
     case "late":
       return d.sinceLastSuccessSeconds === null
-        ? `never succeeded in ${formatSeconds(d.ageSeconds)} since it was created (late after ${formatSeconds(d.lateAfterSeconds)})`
-        : `no success for ${formatSeconds(d.sinceLastSuccessSeconds)} (late after ${formatSeconds(d.lateAfterSeconds)})`;
+        ? `never succeeded in ${formatDuration(d.ageSeconds)} since it was created (late after ${formatDuration(d.lateAfterSeconds)})`
+        : `no success for ${formatDuration(d.sinceLastSuccessSeconds)} (late after ${formatDuration(d.lateAfterSeconds)})`;
     case "failing":
       return `${d.deadRuns} dead run${d.deadRuns === 1 ? "" : "s"} need${d.deadRuns === 1 ? "s" : ""} a person`;
     case "backlogged":
-      return `oldest pending run has waited ${formatSeconds(d.oldestPendingAgeSeconds)} (backlogged after ${formatSeconds(d.backlogAfterSeconds)})`;
+      return `oldest pending run has waited ${formatDuration(d.oldestPendingAgeSeconds)} (backlogged after ${formatDuration(d.backlogAfterSeconds)})`;
     default:
       return "";
   }
@@ -46,8 +37,8 @@ function reason(m: AlertMessage): string {
 
 /** The three numbers, always, so a reader can judge without opening the console. */
 function numbers(d: AlertDetails): string {
-  const since = d.sinceLastSuccessSeconds === null ? "never" : formatSeconds(d.sinceLastSuccessSeconds);
-  return `since last success ${since} · dead runs ${d.deadRuns} · oldest pending ${formatSeconds(d.oldestPendingAgeSeconds)}`;
+  const since = d.sinceLastSuccessSeconds === null ? "never" : formatDuration(d.sinceLastSuccessSeconds);
+  return `since last success ${since} · dead runs ${d.deadRuns} · oldest pending ${formatDuration(d.oldestPendingAgeSeconds)}`;
 }
 
 /** One-line subject, e.g. "[FIRING] nightly-report is late". */
