@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { setClock } from "../lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { insertRuns, insertSchedule, readAttempts, readRun } from "./testing/fixtures";
+import { insertRuns, insertSchedule, readAttempts, readRun, waitForRun } from "./testing/fixtures";
 import { killAllWorkers, spawnWorker, startWorkers } from "./testing/spawn";
 
 // Real processes, real PostgreSQL. Real time passes here because recovery time IS the measurement;
@@ -23,15 +23,7 @@ afterAll(async () => {
   await t?.drop();
 });
 
-async function waitForRow(id: number, pred: (r: Awaited<ReturnType<typeof readRun>>) => boolean, timeoutMs: number) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const row = await readRun(t.pool, id);
-    if (pred(row)) return row;
-    if (Date.now() > until) throw new Error(`run ${id} did not reach the expected state: ${JSON.stringify(row)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitForRow = (id: number, pred: Parameters<typeof waitForRun>[2], timeoutMs?: number) => waitForRun(t.pool, id, pred, timeoutMs);
 
 describe("a worker killed mid-handler", () => {
   it("kill -9: another worker finishes the slot within lease + poll interval", async () => {

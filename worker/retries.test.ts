@@ -4,7 +4,7 @@ import { backoffCeilingSeconds } from "../lib/runs/backoff";
 import { requeueRuns } from "../lib/runs/requeue";
 import { dbNow, setClock } from "../lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { insertRuns, insertSchedule, readAttempts, readRun } from "./testing/fixtures";
+import { insertRuns, insertSchedule, readAttempts, readRun, waitForRun } from "./testing/fixtures";
 import { killAllWorkers, startWorkers } from "./testing/spawn";
 
 // Real retries by a real worker process. The database clock is frozen and moved forward to make
@@ -29,15 +29,7 @@ afterEach(async () => {
   await t.pool.query("DELETE FROM schedules");
 });
 
-async function waitForRow(id: number, pred: (r: Awaited<ReturnType<typeof readRun>>) => boolean, timeoutMs = 20_000) {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const row = await readRun(t.pool, id);
-    if (pred(row)) return row;
-    if (Date.now() > until) throw new Error(`run ${id} did not reach the expected state: ${JSON.stringify(row)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const waitForRow = (id: number, pred: Parameters<typeof waitForRun>[2], timeoutMs?: number) => waitForRun(t.pool, id, pred, timeoutMs);
 
 describe("retries on a real worker", () => {
   it("waits within the backoff ceilings (30, 60, 120 s), goes dead after max attempts, and a re-queue finishes it", async () => {

@@ -84,6 +84,17 @@ export async function readRun(db: Queryable, id: number) {
   };
 }
 
+/** Poll a run's row until `pred` holds (real workers change it), failing with the last row seen. */
+export async function waitForRun(db: Queryable, id: number, pred: (r: Awaited<ReturnType<typeof readRun>>) => boolean, timeoutMs = 20_000) {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const row = await readRun(db, id);
+    if (pred(row)) return row;
+    if (Date.now() > until) throw new Error(`run ${id} did not reach the expected state: ${JSON.stringify(row)}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
 /** A run's attempts rows, oldest first. */
 export async function readAttempts(db: Queryable, runId: number) {
   const { rows } = await db.query(`SELECT * FROM attempts WHERE run_id = $1 ORDER BY attempt`, [runId]);
