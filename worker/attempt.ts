@@ -45,6 +45,7 @@ export async function runAttempt(
   };
   try {
     const handler = deps.registry.get(run.handler);
+    let log: Logger | undefined;
     const ctx: HandlerContext = {
       schedule: { id: run.scheduleId, name: run.scheduleName },
       slot: run.scheduledFor,
@@ -56,7 +57,11 @@ export async function runAttempt(
       // Secrets may live in the worker's environment rather than the stored payload.
       payload: resolveEnvRefs(run.payload),
       signal,
-      log: deps.log.child({ runId: run.id, schedule: run.scheduleName, slot: run.scheduledFor.toISOString(), attempt: run.attempt }),
+      // Made on first use: a pino child serialises its bindings at once, a cost per run at the top
+      // of the hour for handlers that never log.
+      get log() {
+        return (log ??= deps.log.child({ runId: run.id, schedule: run.scheduleName, slot: run.scheduledFor.toISOString(), attempt: run.attempt }));
+      },
       workerId: deps.workerId,
     };
     await untilAborted(Promise.resolve().then(() => handler.run(ctx)), signal);

@@ -31,7 +31,7 @@ async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what:
 /** Attempts of one schedule's runs as [start, end] intervals on the database clock, in slot order. */
 async function attemptIntervals(scheduleId: number) {
   const { rows } = await t.pool.query<{ scheduled_for: Date; started_at: Date; finished_at: Date; worker_id: string }>(
-    `SELECT r.scheduled_for, a.started_at, a.finished_at, a.worker_id FROM attempts a JOIN runs r ON r.id = a.run_id
+    `SELECT r.scheduled_for, a.started_at, a.finished_at, a.worker_id FROM run_attempts a JOIN runs r ON r.id = a.run_id
      WHERE r.schedule_id = $1 ORDER BY r.scheduled_for, a.attempt`,
     [scheduleId],
   );
@@ -54,10 +54,10 @@ describe("many workers on one database", () => {
     const { rows: states } = await t.pool.query("SELECT state, attempts, count(*)::int AS n FROM runs GROUP BY 1, 2");
     expect(states).toEqual([{ state: "done", attempts: 1, n: 2000 }]);
     const { rows: byWorker } = await t.pool.query<{ worker_id: string; n: number }>(
-      "SELECT worker_id, count(*)::int AS n FROM attempts WHERE outcome = 'succeeded' GROUP BY 1 ORDER BY 1",
+      "SELECT worker_id, count(*)::int AS n FROM run_attempts WHERE outcome = 'succeeded' GROUP BY 1 ORDER BY 1",
     );
     expect(byWorker.reduce((sum, w) => sum + w.n, 0)).toBe(2000);
-    expect((await t.pool.query("SELECT count(DISTINCT run_id)::int AS n FROM attempts")).rows[0].n).toBe(2000);
+    expect((await t.pool.query("SELECT count(DISTINCT run_id)::int AS n FROM run_attempts")).rows[0].n).toBe(2000);
     console.log(JSON.stringify({ event: "test:many-workers", runs: 2000, workers: 4, seconds: (Date.now() - started) / 1000, byWorker }));
     // Every worker took a share (SKIP LOCKED spreads the work rather than serialising it).
     expect(byWorker.length).toBeGreaterThanOrEqual(2);

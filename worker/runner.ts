@@ -81,18 +81,21 @@ export function createRunner(o: RunnerOptions) {
     inFlight.set(run.id, e);
     armDeadline(e);
     const { result, durationMs } = await runAttempt(run, { registry: o.registry, workerId: o.workerId, log: o.log, signal: e.controller.signal });
-    o.log.info({
-      event: "run:attempt",
-      runId: run.id,
-      schedule: run.scheduleName,
-      scheduleId: run.scheduleId,
-      slot: run.scheduledFor.toISOString(),
-      attempt: run.attempt,
-      workerId: o.workerId,
-      outcome: result.outcome,
-      durationMs,
-      ...(result.error ? { error: result.error } : {}),
-    });
+    // Built only when it will be written: at the top of the hour this line is per run.
+    if (o.log.isLevelEnabled("info")) {
+      o.log.info({
+        event: "run:attempt",
+        runId: run.id,
+        schedule: run.scheduleName,
+        scheduleId: run.scheduleId,
+        slot: run.scheduledFor.toISOString(),
+        attempt: run.attempt,
+        workerId: o.workerId,
+        outcome: result.outcome,
+        durationMs,
+        ...(result.error ? { error: result.error } : {}),
+      });
+    }
     e.result = result;
     finishQueue.push(e);
     scheduleFlush(0);

@@ -107,6 +107,13 @@ export const runs = pgTable(
     leaseExpiresAt: ts("lease_expires_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
+    /**
+     * The worker of the latest attempt, set by the claim and kept after the finish (lease_owner is
+     * cleared). With duration_ms it is that attempt's record when it has no `attempts` row: a run
+     * that succeeded on its first attempt writes none (see `run_attempts`).
+     */
+    workerId: text("worker_id"),
+    durationMs: integer("duration_ms"),
     lastError: text("last_error"),
     skipReason: skipReason("skip_reason"),
     /** A skipped row may stand for a range of slots [scheduled_for, skipped_until]; this many. */
@@ -132,7 +139,13 @@ export const runs = pgTable(
   ],
 );
 
-/** One row per attempt: the history that follows one slot across retries and workers. */
+/**
+ * The attempts that are not a first-attempt success: retries, failures, timeouts, releases and
+ * leases lost. A run that succeeded on its first attempt, the common case, writes no row here: its
+ * one attempt is on the run row (worker_id, started_at, finished_at, duration_ms), which keeps the
+ * finish at one bulk UPDATE. Read the complete history from the `run_attempts` view, which adds
+ * those rows back (drizzle/0003_attempts_on_run_row.sql).
+ */
 export const attempts = pgTable(
   "attempts",
   {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { executePrepared } from "../db/prepared";
 import type { RetryPolicy } from "./backoff";
 
 /** A run this worker now holds: everything needed to call its handler and to fence its writes. */
@@ -95,7 +96,7 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
   // One clock: every due/expired comparison reads sk_now(), never the worker's clock. Per-row uses
   // are written (SELECT sk_now()), an InitPlan read once per statement: sk_now() is a SQL function
   // that cannot be inlined, and called bare in SET it ran ~1,500 times per 500-run claim.
-  const result = await db.execute<Row>(sql`
+  const result = await executePrepared<Row>(db, "sk_claim", sql`
     WITH expired AS (
       -- Running runs whose lease ran out: the previous worker died or stalled. Any worker rescues
       -- them, whatever partitions it holds, so recovery stays within lease + poll interval and never
@@ -167,6 +168,7 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
       -- Fencing: the token rises on every claim, so the previous holder's writes match no row.
       attempts = CASE WHEN d.next_state = 'running' THEN r.attempts + 1 ELSE r.attempts END,
       lease_owner = CASE WHEN d.next_state = 'running' THEN ${opts.workerId} END,
+      worker_id = CASE WHEN d.next_state = 'running' THEN ${opts.workerId} ELSE r.worker_id END,
       lease_expires_at = CASE WHEN d.next_state = 'running' THEN (SELECT sk_now()) + make_interval(secs => s.lease_seconds) END,
       started_at = CASE WHEN d.next_state = 'running' THEN (SELECT sk_now()) ELSE r.started_at END,
       finished_at = CASE WHEN d.next_state = 'running' THEN NULL ELSE (SELECT sk_now()) END,

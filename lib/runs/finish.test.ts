@@ -31,9 +31,29 @@ describe("finishRuns", () => {
     const r = await finishRuns(t.db, "w1", claimed.map((c) => ({ id: c.id, attempt: c.attempt, outcome: "succeeded", durationMs: 12 })));
     expect(r).toEqual({ applied: 2, stale: [] });
     for (const id of ids) {
-      expect(await readRun(t.pool, id)).toMatchObject({ state: "done", lease_owner: null });
+      expect(await readRun(t.pool, id)).toMatchObject({ state: "done", lease_owner: null, worker_id: "w1", duration_ms: 12 });
       expect(await readAttempts(t.pool, id)).toMatchObject([{ attempt: 1, worker_id: "w1", outcome: "succeeded", duration_ms: 12 }]);
     }
+    // A first-attempt success is stored on the run row alone; run_attempts (read above) adds it back.
+    expect((await t.pool.query("SELECT count(*)::int AS n FROM attempts")).rows[0].n).toBe(0);
+  });
+
+  it("writes an attempts row for every attempt of a run that took more than one", async () => {
+    const s = await insertSchedule(t.pool, { retryMaxAttempts: 3 });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const first = await claimOne("w1");
+    await finishRuns(t.db, "w1", [{ id, attempt: first.attempt, outcome: "failed", error: "boom", retryDelaySeconds: 0 }]);
+    const second = await claimOne("w2");
+    await finishRuns(t.db, "w2", [{ id, attempt: second.attempt, outcome: "succeeded", durationMs: 5 }]);
+    const { rows } = await t.pool.query("SELECT attempt, worker_id, outcome FROM attempts WHERE run_id = $1 ORDER BY attempt", [id]);
+    expect(rows).toEqual([
+      { attempt: 1, worker_id: "w1", outcome: "failed" },
+      { attempt: 2, worker_id: "w2", outcome: "succeeded" },
+    ]);
+    expect((await readAttempts(t.pool, id)).map((a) => [a.attempt, a.outcome])).toEqual([
+      [1, "failed"],
+      [2, "succeeded"],
+    ]);
   });
 
   it("changes nothing for a stale token or another worker", async () => {

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { executePrepared } from "../db/prepared";
 
 /** Longest error text stored on a run or attempt; longer messages are cut with a marker. */
 export const MAX_ERROR_LENGTH = 2000;
@@ -29,7 +30,7 @@ export function boundError(message: string | null | undefined): string | null {
 
 /**
  * Record a batch of attempt results in one statement: done, retry (pending after backoff), dead,
- * or released (shutdown), plus one attempts row each. Fencing: a row changes only where this
+ * or released (shutdown), plus an attempts row for each but a first-attempt success. Fencing: a row changes only where this
  * worker still holds the same token; results whose token is stale change nothing and come back
  * in `stale`.
  */
@@ -43,7 +44,7 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
   const delays = results.map((r) => Math.max(0, r.retryDelaySeconds ?? 0));
   const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
 
-  const result = await db.execute<{ id: number }>(sql`
+  const result = await executePrepared<{ id: number }>(db, "sk_finish", sql`
     WITH results AS (
       SELECT * FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(tokens)}::int[], ${sql.param(outcomes)}::text[],
         ${sql.param(errors)}::text[], ${sql.param(nonRetryable)}::bool[], ${sql.param(delays)}::float8[], ${sql.param(durations)}::int[])
@@ -71,6 +72,7 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
           WHEN x.outcome = 'succeeded' OR (x.outcome <> 'aborted' AND (x.non_retryable OR r.attempts >= r.max_attempts)) THEN (SELECT sk_now())
         END,
         last_error = CASE WHEN x.outcome = 'succeeded' THEN NULL ELSE coalesce(x.error, r.last_error) END,
+        duration_ms = x.duration_ms,
         lease_owner = NULL,
         lease_expires_at = NULL
       FROM results x
@@ -79,9 +81,13 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
       RETURNING r.id, r.attempts, r.started_at
     ),
     recorded AS (
+      -- A first attempt that succeeded stays on the run row (worker_id, started_at, finished_at,
+      -- duration_ms; run_attempts reads it from there): no INSERT and no foreign-key check for the
+      -- common case. Every other attempt gets its row.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
       SELECT f.id, f.attempts, ${workerId}, coalesce(f.started_at, (SELECT sk_now())), (SELECT sk_now()), x.outcome::attempt_outcome, x.error, x.duration_ms
       FROM finished f JOIN results x ON x.id = f.id
+      WHERE NOT (x.outcome = 'succeeded' AND f.attempts = 1)
       ON CONFLICT (run_id, attempt) DO NOTHING
     )
     SELECT id FROM finished`);

@@ -56,6 +56,8 @@ it("returns one run with its attempts and idempotency key", async () => {
             ($1, 2, 'w2', '2030-01-01T10:01:01Z', '2030-01-01T10:01:02Z', 'succeeded', null, 1000)`,
     [id],
   );
+  // As the worker leaves it: the latest attempt's worker stays on the run row.
+  await t.pool.query(`UPDATE runs SET state = 'done', attempts = 2, worker_id = 'w2' WHERE id = $1`, [id]);
   const run = await getRunDetail(t.db, id);
   expect(run.attemptsList.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([
     [1, "w1", "failed", "boom"],
@@ -66,9 +68,26 @@ it("returns one run with its attempts and idempotency key", async () => {
   await expect(getRunDetail(t.db, 999_999)).rejects.toMatchObject({ kind: "not_found" });
 });
 
-it("validates the query string", () => {
+it("lists a first-attempt success, which writes no attempts row, from the run row", async () => {
+  const { rows } = await t.pool.query<{ id: number }>(`SELECT id FROM runs WHERE schedule_id = $1 ORDER BY scheduled_for DESC LIMIT 1`, [b]);
+  const id = Number(rows[0].id);
+  await t.pool.query(
+    `UPDATE runs SET state = 'done', attempts = 1, worker_id = 'w9', started_at = '2030-01-01T10:00:01Z',
+       finished_at = '2030-01-01T10:00:03Z', duration_ms = 2000 WHERE id = $1`,
+    [id],
+  );
+  const run = await getRunDetail(t.db, id);
+  expect(run.attemptsList).toEqual([
+    { attempt: 1, workerId: "w9", startedAt: "2030-01-01T10:00:01.000Z", finishedAt: "2030-01-01T10:00:03.000Z", outcome: "succeeded", error: null, durationMs: 2000 },
+  ]);
+  expect(run.workerId).toBe("w9");
+  const page = await listRuns(t.db, { scheduleIds: [b], limit: 1 });
+  expect(page.runs[0]).toMatchObject({ id, workerId: "w9" });
+});
+
+it("validates the query string", async () => {
   expect(parseRunQuery(new URLSearchParams("state=dead,pending&limit=5"))).toMatchObject({ states: ["dead", "pending"], limit: 5 });
   expect(() => parseRunQuery(new URLSearchParams("state=zombie"))).toThrow(/state must be/);
   expect(() => parseRunQuery(new URLSearchParams("from=yesterday"))).toThrow(/ISO 8601/);
-  expect(() => listRuns(t.db, { cursor: "garbage" })).rejects.toMatchObject({ field: "cursor" });
+  await expect(listRuns(t.db, { cursor: "garbage" })).rejects.toMatchObject({ field: "cursor" });
 });

@@ -158,8 +158,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   }
   const scheduleCond = f.scheduleIds ? sql`s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql`true`;
   const result = await db.execute<RunRow>(sql`
-    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name,
-      (SELECT a.worker_id FROM attempts a WHERE a.run_id = r.id ORDER BY a.attempt DESC LIMIT 1) AS worker_id
+    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name
     FROM schedules s
     CROSS JOIN LATERAL (
       SELECT r.* FROM runs r WHERE ${sql.join(conds, sql` AND `)}
@@ -178,8 +177,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
 /** One run with its attempts (oldest first) and the idempotency key its handler receives. */
 export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
   const r = await db.execute<RunRow & { handler: string; deleted_at: Date | null }>(sql`
-    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, s.handler, s.deleted_at,
-      (SELECT a.worker_id FROM attempts a WHERE a.run_id = r.id ORDER BY a.attempt DESC LIMIT 1) AS worker_id
+    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, s.handler, s.deleted_at
     FROM runs r JOIN schedules s ON s.id = r.schedule_id
     WHERE r.id = ${id}`);
   const row = r.rows[0];
@@ -192,7 +190,7 @@ export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
     outcome: AttemptView["outcome"];
     error: string | null;
     duration_ms: number | null;
-  }>(sql`SELECT * FROM attempts WHERE run_id = ${id} ORDER BY attempt`);
+  }>(sql`SELECT * FROM run_attempts WHERE run_id = ${id} ORDER BY attempt`);
   const view = toRunView(row);
   return {
     ...view,

@@ -1,5 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { executePrepared } from "../db/prepared";
 
 /** One in-flight run to renew: its id and the fencing token this worker claimed it with. */
 export type HeldRun = { id: number; attempt: number; leaseSeconds?: number };
@@ -15,7 +16,7 @@ export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): 
   const tokens = runs.map((r) => r.attempt);
   const leases = runs.map((r) => r.leaseSeconds ?? null);
   // One clock: the new expiry is sk_now() + lease; fencing: only the current token's holder renews.
-  const result = await db.execute<{ id: number }>(sql`
+  const result = await executePrepared<{ id: number }>(db, "sk_heartbeat", sql`
     UPDATE runs r
     SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => coalesce(h.lease_seconds, s.lease_seconds))
     FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(tokens)}::int[], ${sql.param(leases)}::int[]) AS h(id, attempt, lease_seconds),

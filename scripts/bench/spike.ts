@@ -23,7 +23,7 @@ export type SpikeOptions = {
 
 export type SpikeReport = {
   materialise: { slots: number; seconds: number; slotsPerSecond: number };
-  spike: SpikeStats & { attemptsRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
+  spike: SpikeStats & { attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
   steady: { runs: number; seconds: number; runsPerSecond: number };
   heartbeatHot: HotReport;
 };
@@ -132,8 +132,8 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() - 1_000));
     await waitFor("spike to drain", () => drained(pool), 600_000, 100);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
-    const { rows: extra } = await pool.query<{ attempts: number; size: number }>(
-      `SELECT (SELECT count(*)::int FROM attempts) AS attempts, pg_database_size(current_database()) / 1048576.0 AS size`,
+    const { rows: extra } = await pool.query<{ attempts: number; attempt_rows: number; size: number }>(
+      `SELECT (SELECT count(*)::int FROM run_attempts) AS attempts, (SELECT count(*)::int FROM attempts) AS attempt_rows, pg_database_size(current_database()) / 1048576.0 AS size`,
     );
     stopRss();
     const spikeRss = procs.map((p) => Math.round(p.peakRssMb));
@@ -160,7 +160,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     return {
       heartbeatHot,
       materialise: mat,
-      spike: { ...stats, attemptsRows: extra[0].attempts, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
+      spike: { ...stats, attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: { runs: st[0].n, seconds: Math.round(st[0].secs * 1000) / 1000, runsPerSecond: Math.round(st[0].n / st[0].secs) },
     };
   } finally {

@@ -50,13 +50,13 @@ export async function readFencing(pool: pg.Pool) {
     `WITH per_slot AS (SELECT schedule_id, scheduled_for, count(*) AS n FROM ledger GROUP BY 1, 2),
      succ AS (
        SELECT a.run_id, max(a.attempt) AS attempt, count(*) AS n, (array_agg(a.worker_id ORDER BY a.attempt DESC))[1] AS worker_id
-       FROM attempts a WHERE a.outcome = 'succeeded' GROUP BY a.run_id),
+       FROM run_attempts a WHERE a.outcome = 'succeeded' GROUP BY a.run_id),
      done AS (
        SELECT r.id, r.attempts, r.schedule_id, r.scheduled_for, s.handler FROM runs r JOIN schedules s ON s.id = r.schedule_id
        WHERE r.state = 'done' AND r.origin <> 'manual'),
      att AS (
        SELECT r.id, r.state, r.attempts, count(a.attempt) AS n, min(a.attempt) AS lo, max(a.attempt) AS hi
-       FROM runs r LEFT JOIN attempts a ON a.run_id = r.id GROUP BY r.id)
+       FROM runs r LEFT JOIN run_attempts a ON a.run_id = r.id GROUP BY r.id)
      SELECT
        (SELECT coalesce(sum(n - 1), 0) FROM per_slot WHERE n > 1)::int AS duplicate_effects,
        (SELECT coalesce(sum(writes - 1), 0) FROM ledger)::int AS repeated_ledger_writes,
@@ -84,11 +84,11 @@ export async function readDuplicateStarts(pool: pg.Pool) {
   const list = await rows<{ outcome: string | null; n: number }>(
     pool,
     `SELECT prev.outcome::text AS outcome, count(*)::int AS n
-     FROM attempts a LEFT JOIN attempts prev ON prev.run_id = a.run_id AND prev.attempt = a.attempt - 1
+     FROM run_attempts a LEFT JOIN run_attempts prev ON prev.run_id = a.run_id AND prev.attempt = a.attempt - 1
      WHERE a.attempt > 1 GROUP BY 1
      UNION ALL
      SELECT 'current_attempt_running', count(*)::int FROM runs r
-     WHERE r.state = 'running' AND r.attempts > 1 AND NOT EXISTS (SELECT 1 FROM attempts p WHERE p.run_id = r.id AND p.attempt = r.attempts - 1)`,
+     WHERE r.state = 'running' AND r.attempts > 1 AND NOT EXISTS (SELECT 1 FROM run_attempts p WHERE p.run_id = r.id AND p.attempt = r.attempts - 1)`,
   );
   const byPrevious: Record<string, number> = {};
   for (const r of list) if (r.n > 0) byPrevious[r.outcome ?? "no_row"] = r.n;
@@ -103,9 +103,9 @@ export async function readTakeovers(pool: pg.Pool, held: { runId: number; attemp
   const r = await rows<{ run_id: number; attempt: number; takeover_at: number | null; own_outcome: string | null }>(
     pool,
     `SELECT h.run_id::int, h.attempt::int,
-       coalesce((SELECT extract(epoch FROM n.started_at) * 1000 FROM attempts n WHERE n.run_id = h.run_id AND n.attempt = h.attempt + 1),
+       coalesce((SELECT extract(epoch FROM n.started_at) * 1000 FROM run_attempts n WHERE n.run_id = h.run_id AND n.attempt = h.attempt + 1),
                 (SELECT extract(epoch FROM r.started_at) * 1000 FROM runs r WHERE r.id = h.run_id AND r.attempts = h.attempt + 1))::float8 AS takeover_at,
-       (SELECT a.outcome::text FROM attempts a WHERE a.run_id = h.run_id AND a.attempt = h.attempt) AS own_outcome
+       (SELECT a.outcome::text FROM run_attempts a WHERE a.run_id = h.run_id AND a.attempt = h.attempt) AS own_outcome
      FROM unnest($1::bigint[], $2::int[]) AS h(run_id, attempt)`,
     [held.map((h) => h.runId), held.map((h) => h.attempt)],
   );
@@ -118,7 +118,7 @@ export async function readStartLags(pool: pg.Pool): Promise<{ lag: number; sched
     pool,
     `SELECT (extract(epoch FROM min(a.started_at) - r.due_at) * 1000)::float8 AS lag, s.name AS schedule,
        (extract(epoch FROM r.due_at) * 1000)::float8 AS "dueAt"
-     FROM runs r JOIN attempts a ON a.run_id = r.id JOIN schedules s ON s.id = r.schedule_id
+     FROM runs r JOIN run_attempts a ON a.run_id = r.id JOIN schedules s ON s.id = r.schedule_id
      WHERE r.origin <> 'manual' GROUP BY r.id, r.due_at, s.name`,
   );
 }

@@ -97,6 +97,6 @@ export async function waitForRun(db: Queryable, id: number, pred: (r: Awaited<Re
 
 /** A run's attempts rows, oldest first. */
 export async function readAttempts(db: Queryable, runId: number) {
-  const { rows } = await db.query(`SELECT * FROM attempts WHERE run_id = $1 ORDER BY attempt`, [runId]);
+  const { rows } = await db.query(`SELECT * FROM run_attempts WHERE run_id = $1 ORDER BY attempt`, [runId]);
   return rows as { attempt: number; worker_id: string; outcome: string; error: string | null; duration_ms: number | null; finished_at: Date | null }[];
 }
