@@ -8,6 +8,12 @@ describe("loadConfig", () => {
     expect(c.port).toBe(configDefaults.port);
     expect(c.pollIntervalMs).toBe(configDefaults.pollIntervalMs);
     expect(c.partitions).toBe(configDefaults.partitions);
+    expect(c.partitionLeaseSeconds).toBe(15);
+  });
+
+  it("takes a shorter partition lease for faster take-over, within bounds", () => {
+    expect(loadConfig({ SLOTKEEPER_PARTITION_LEASE_SECONDS: "5" }).partitionLeaseSeconds).toBe(5);
+    expect(() => loadConfig({ SLOTKEEPER_PARTITION_LEASE_SECONDS: "1" })).toThrow(/SLOTKEEPER_PARTITION_LEASE_SECONDS/);
   });
 
   it("names the variable that is wrong", () => {

@@ -13,6 +13,7 @@ export const configDefaults = {
   catchUpGraceSeconds: 30,
   claimBatchSize: 100,
   partitions: 16,
+  partitionLeaseSeconds: 15,
   shutdownGraceMs: 10_000,
   leaseSafetyMarginMs: 5_000,
   backfillMaxRuns: 10_000,
@@ -50,6 +51,12 @@ const envSchema = z.object({
   SLOTKEEPER_CLAIM_BATCH: int(1, 10_000).default(configDefaults.claimBatchSize),
   /** Number of partitions schedules are hashed into. */
   SLOTKEEPER_PARTITIONS: int(1, 4096).default(configDefaults.partitions),
+  /**
+   * How long a worker's hold on its partitions lasts without renewal (renewed every second). A dead
+   * worker's partitions wait this long before another worker ticks and claims there (its expired run
+   * leases are rescued sooner, by anyone). Shorter means faster take-over, longer tolerates pauses.
+   */
+  SLOTKEEPER_PARTITION_LEASE_SECONDS: int(3, 3600).default(configDefaults.partitionLeaseSeconds),
   /** On SIGTERM, how long in-flight handlers may run before they are aborted. */
   SLOTKEEPER_SHUTDOWN_GRACE_MS: int(0, 600_000).default(configDefaults.shutdownGraceMs),
   /** A worker stops committing this long before its lease would expire. */
@@ -88,6 +95,7 @@ export type Config = {
   catchUpGraceSeconds: number;
   claimBatchSize: number;
   partitions: number;
+  partitionLeaseSeconds: number;
   shutdownGraceMs: number;
   leaseSafetyMarginMs: number;
   backfillMaxRuns: number;
@@ -126,6 +134,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     catchUpGraceSeconds: e.SLOTKEEPER_CATCH_UP_GRACE_SECONDS,
     claimBatchSize: e.SLOTKEEPER_CLAIM_BATCH,
     partitions: e.SLOTKEEPER_PARTITIONS,
+    partitionLeaseSeconds: e.SLOTKEEPER_PARTITION_LEASE_SECONDS,
     shutdownGraceMs: e.SLOTKEEPER_SHUTDOWN_GRACE_MS,
     leaseSafetyMarginMs: e.SLOTKEEPER_LEASE_SAFETY_MARGIN_MS,
     backfillMaxRuns: e.SLOTKEEPER_BACKFILL_MAX_RUNS,

@@ -53,6 +53,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         workerId,
         log,
         applyPartitionCount: process.env.SLOTKEEPER_PARTITIONS ? config.partitions : undefined,
+        leaseSeconds: config.partitionLeaseSeconds,
         onChange: () => claimLoop?.wake(),
       });
   await partitionLoop?.ready;
