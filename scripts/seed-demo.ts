@@ -57,10 +57,12 @@ async function main() {
       // Slot g is g intervals before the last slot; ~0.05 % dead, ~2 % skipped (missed), the rest done.
       await pool.query(
         `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, attempts, max_attempts,
-                           started_at, finished_at, last_error, skip_reason, created_at)
+                           started_at, finished_at, worker_id, duration_ms, last_error, skip_reason, created_at)
          SELECT s.id, s.partition, x.slot, x.slot, x.slot, x.state, 'schedule', CASE WHEN x.state = 'skipped' THEN 0 WHEN x.state = 'dead' THEN 6 ELSE 1 END, 6,
                 CASE WHEN x.state = 'skipped' THEN NULL ELSE x.slot + interval '40 milliseconds' END,
                 CASE WHEN x.state = 'skipped' THEN NULL ELSE x.slot + make_interval(secs => 0.05 + (g % 7) * 0.3) END,
+                CASE WHEN x.state = 'skipped' THEN NULL ELSE 'demo-worker-' || (g % 3) END,
+                CASE WHEN x.state = 'skipped' THEN NULL ELSE round(10 + (g % 7) * 300)::int END,
                 CASE WHEN x.state = 'dead' THEN 'demo: upstream returned 503' END,
                 CASE WHEN x.state = 'skipped' THEN 'missed'::skip_reason END,
                 x.slot - interval '2 minutes'
@@ -74,14 +76,13 @@ async function main() {
       made += n;
       process.stdout.write(`\r${made.toLocaleString()} runs`);
     }
-    // Attempts for the last day's runs and every dead one, so run detail pages have a timeline.
+    // Dead runs failed: their final attempt gets an attempts row, as the worker writes it. A run
+    // that succeeded first time keeps its one attempt on the run row (worker_id, duration_ms).
     await pool.query(
       `INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
-       SELECT r.id, r.attempts, 'demo-worker-' || (r.id % 3), r.started_at, r.finished_at,
-              CASE WHEN r.state = 'dead' THEN 'failed'::attempt_outcome ELSE 'succeeded'::attempt_outcome END, r.last_error,
-              (extract(epoch FROM r.finished_at - r.started_at) * 1000)::int
+       SELECT r.id, r.attempts, r.worker_id, r.started_at, r.finished_at, 'failed'::attempt_outcome, r.last_error, r.duration_ms
        FROM runs r JOIN schedules s ON s.id = r.schedule_id
-       WHERE s.name LIKE 'demo-%' AND r.state IN ('done', 'dead') AND (r.state = 'dead' OR r.scheduled_for > sk_now() - interval '1 day')`,
+       WHERE s.name LIKE 'demo-%' AND r.state = 'dead'`,
     );
     await pool.query("ANALYZE runs; ANALYZE attempts; ANALYZE schedules");
     const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM runs");
