@@ -19,8 +19,3 @@ CREATE VIEW "run_attempts" AS
   FROM "runs" r
   WHERE r."state" = 'done' AND r."attempts" > 0
     AND NOT EXISTS (SELECT 1 FROM "attempts" x WHERE x."run_id" = r."id" AND x."attempt" = r."attempts");
---> statement-breakpoint
--- Heartbeats touch only lease_expires_at (no index), so they are HOT updates when the page has
--- room for the new version. At fillfactor 80 a spike's claims used that room up and 57 % of the
--- renewals right after it were HOT (npm run bench, heartbeatHot); 70 leaves more.
-ALTER TABLE "runs" SET (fillfactor = 70);
