@@ -7,6 +7,7 @@ import { DatabaseUnreachableError, describeUrl, openDatabase } from "../lib/db/c
 import { EmbeddedDatabaseError, portIsFree } from "../lib/db/embedded";
 import { migrateDatabase } from "../lib/db/migrate";
 import { buildIsStale } from "./build-state";
+import { WORKER_NODE_FLAGS } from "../worker/node-flags";
 
 const dev = process.argv.includes("--dev");
 const noWorker = process.argv.includes("--no-worker");
@@ -57,7 +58,7 @@ async function main() {
   });
   children.push(web);
   if (!noWorker) {
-    children.push(spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], { env, stdio: ["ignore", "inherit", "inherit"] }));
+    children.push(spawn(process.execPath, [...WORKER_NODE_FLAGS, "--import", "tsx", "worker/main.ts"], { env, stdio: ["ignore", "inherit", "inherit"] }));
   }
 
   let stopping = false;

@@ -6,13 +6,13 @@ import { evaluateAlerts, type EvaluateOptions } from "./evaluate";
 import { insertRun, insertSchedule } from "./testing";
 
 let t: TestDatabase;
-/** Three evaluators, each on its own connection, like three worker processes. */
+/** Three evaluators, each with its own two connections (lock session + page transactions), like three worker processes. */
 let workers: Db[];
 const opts: EvaluateOptions = { publicUrl: "http://console.test", reminderSeconds: 3600 };
 
 beforeAll(async () => {
   t = await createTestDatabase({ poolSize: 3 });
-  workers = [0, 1, 2].map(() => createDb(createPool(t.url, { max: 1 })));
+  workers = [0, 1, 2].map(() => createDb(createPool(t.url, { max: 2 })));
 });
 afterAll(async () => {
   await Promise.all((workers ?? []).map((w) => w.$client.end()));

@@ -32,29 +32,52 @@ type Tx = Pick<Db, "execute">;
 /** Schedules evaluated per page: bounds the memory of a pass whatever the number of schedules. */
 export const EVALUATE_PAGE_SIZE = 2_000;
 
-/** One evaluation pass: detect transitions and due reminders, record events and queue deliveries. */
+/** The advisory lock that lets one evaluator run at a time (the benchmark watches for it too). */
+export const ALERTS_LOCK_KEY = "slotkeeper:alerts";
+
+/**
+ * One evaluation pass: detect transitions and due reminders, record events and queue deliveries.
+ *
+ * One evaluator at a time: a session-level advisory lock on a connection held for the pass (closed
+ * afterwards, so a crash cannot leave it held). Each page is its own short transaction. One
+ * transaction over every page held PostgreSQL's xmin back for the whole pass (~20 s at 400,000
+ * schedules); when that overlapped the top of the hour, index entries of claimed runs could not be
+ * cleaned and the spike's last start went from 17 s to 82 s (npm run bench). Verdicts are per
+ * schedule and every page compares with the stored state, so pages need no common snapshot.
+ */
 export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?: number }): Promise<EvaluateResult> {
-  return db.transaction(async (tx) => {
-    const lock = await tx.execute<{ ok: boolean }>(sql`SELECT pg_try_advisory_xact_lock(hashtext('slotkeeper:alerts')) AS ok`);
-    if (!lock.rows[0].ok) return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
-    // The health read is thousands of small index probes; its summed cost estimate trips JIT,
-    // whose compile time (~150 ms at 3,000 schedules) exceeds what it saves here.
-    await tx.execute(sql`SET LOCAL jit = off`);
+  const lockClient = await db.$client.connect();
+  let broken = true;
+  try {
+    const lock = await lockClient.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS ok`, [ALERTS_LOCK_KEY]);
+    if (!lock.rows[0].ok) {
+      broken = false;
+      return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
+    }
     const result: EvaluateResult = { evaluated: true, firing: 0, resolved: 0, reminders: 0 };
     // Page through schedules by id: loading every schedule's health at once cost a worker
-    // ~3.5 GB at 400,000 schedules. Pages share the transaction and the lock.
-    for (let after = 0; ; ) {
-      const page = await schedulePage(tx, after, opts.pageSize ?? EVALUATE_PAGE_SIZE);
-      if (page.length === 0) break;
-      after = page[page.length - 1].id;
-      const verdicts = await verdictsOf(tx, page, opts.publicUrl);
-      const transitions = await recordTransitions(tx, verdicts);
-      result.firing += transitions.firing;
-      result.resolved += transitions.resolved;
-      if (opts.reminderSeconds > 0) result.reminders += await recordReminders(tx, verdicts, opts.reminderSeconds);
+    // ~3.5 GB at 400,000 schedules.
+    for (let after = 0, more = true; more; ) {
+      more = await db.transaction(async (tx) => {
+        // The health read is thousands of small index probes; its summed cost estimate trips JIT,
+        // whose compile time (~150 ms at 3,000 schedules) exceeds what it saves here.
+        await tx.execute(sql`SET LOCAL jit = off`);
+        const page = await schedulePage(tx, after, opts.pageSize ?? EVALUATE_PAGE_SIZE);
+        if (page.length === 0) return false;
+        after = page[page.length - 1].id;
+        const verdicts = await verdictsOf(tx, page, opts.publicUrl);
+        const transitions = await recordTransitions(tx, verdicts);
+        result.firing += transitions.firing;
+        result.resolved += transitions.resolved;
+        if (opts.reminderSeconds > 0) result.reminders += await recordReminders(tx, verdicts, opts.reminderSeconds);
+        return true;
+      });
     }
     return result;
-  });
+  } finally {
+    // Closing the session releases the lock whatever happened; a lock-less connection goes back to the pool.
+    lockClient.release(broken);
+  }
 }
 
 type ScheduleRef = { id: number; name: string; deleted: boolean };

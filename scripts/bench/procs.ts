@@ -5,10 +5,10 @@ import fs from "node:fs";
 export type Proc = { child: ChildProcess; pid: number; peakRssMb: number; exited: Promise<number | null> };
 
 /** Start `node --import tsx <entry>` with extra environment; its output goes to our stderr (warnings only). */
-export function startNode(entry: string, env: Record<string, string>, args: string[] = []): Proc {
+export function startNode(entry: string, env: Record<string, string>, args: string[] = [], flags: string[] = []): Proc {
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the workers.
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", entry, ...args], {
+  const child = spawn(process.execPath, [...flags, ...nodeArgs, "--import", "tsx", entry, ...args], {
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });

@@ -2,7 +2,9 @@
 import path from "node:path";
 import type pg from "pg";
 import { createDb, createPool, type Db } from "../../lib/db/client";
+import { ALERTS_LOCK_KEY } from "../../lib/alerts/evaluate";
 import { tickOnce } from "../../lib/runs/tick";
+import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
 import { readRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
@@ -75,7 +77,7 @@ function startWorkers(o: SpikeOptions): Proc[] {
       // schedules that took each worker to ~3.5 GB RSS and held a long transaction through the
       // spike (measured; see the README). Run it once at start, not during the measurement.
       ...(o.alerts ? {} : { SLOTKEEPER_ALERT_INTERVAL_SECONDS: "3600" }),
-    }),
+    }, [], WORKER_NODE_FLAGS),
   );
 }
 
@@ -125,6 +127,19 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
       300_000,
       200,
     );
+    // The first alert pass (every schedule's health, at worker start) must be over too: it is
+    // short transactions now, so the wait above does not see it; its advisory lock does.
+    const alertPass = async () =>
+      ((
+        await pool.query(
+          `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+             AND objid = (hashtext($1)::bigint & 4294967295)::oid LIMIT 1`,
+          [ALERTS_LOCK_KEY],
+        )
+      ).rowCount ?? 0) > 0;
+    await waitFor("the first alert pass to begin", alertPass, 15_000, 100).catch(() => {});
+    await waitFor("the first alert pass to end", async () => !(await alertPass()), 300_000, 200);
     // RSS during dispatch: sampled (VmRSS) from here on; the start-up high-water mark is reported apart.
     const startupPeakRssMb = procs.map((p) => Math.round(readRssMb(p.pid, "VmHWM")));
     stopRss = sampleRss(procs);
