@@ -47,11 +47,12 @@ export const ALERTS_LOCK_KEY = "slotkeeper:alerts";
  */
 export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?: number }): Promise<EvaluateResult> {
   const lockClient = await db.$client.connect();
-  let broken = true;
+  // Close the session (releasing the lock) unless the lock was never taken.
+  let closeSession = true;
   try {
     const lock = await lockClient.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS ok`, [ALERTS_LOCK_KEY]);
     if (!lock.rows[0].ok) {
-      broken = false;
+      closeSession = false;
       return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
     }
     const result: EvaluateResult = { evaluated: true, firing: 0, resolved: 0, reminders: 0 };
@@ -75,8 +76,7 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     }
     return result;
   } finally {
-    // Closing the session releases the lock whatever happened; a lock-less connection goes back to the pool.
-    lockClient.release(broken);
+    lockClient.release(closeSession);
   }
 }
 
