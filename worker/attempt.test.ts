@@ -3,6 +3,7 @@ import { defineHandler } from "../lib/handlers/types";
 import { createLogger } from "../lib/log";
 import type { ClaimedRun } from "../lib/runs/claim";
 import { runAttempt } from "./attempt";
+import { AttemptAbort } from "./attempt-abort";
 import { createHandlerRegistry } from "./handlers/registry";
 
 const run = (payload: unknown): ClaimedRun =>
@@ -31,7 +32,7 @@ describe("runAttempt", () => {
       registry,
       workerId: "w",
       log: createLogger("test", "silent"),
-      signal: new AbortController().signal,
+      abort: new AttemptAbort(),
     });
     expect(result.outcome).toBe("succeeded");
     expect(seen).toEqual({ payload: { headers: { Authorization: "s3cret" } }, key: "sk:3:2026-11-01T00:00:00.000Z", token: 2 });
@@ -43,7 +44,7 @@ describe("runAttempt", () => {
       registry,
       workerId: "w",
       log: createLogger("test", "silent"),
-      signal: new AbortController().signal,
+      abort: new AttemptAbort(),
     });
     expect(result.outcome).toBe("failed");
     expect(result.error).toMatch(/SK_TEST_UNSET_VARIABLE/);

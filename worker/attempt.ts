@@ -1,27 +1,13 @@
 import { performance } from "node:perf_hooks";
 import { isNonRetryable, type HandlerContext } from "../lib/handlers/types";
-import { abortReason } from "../lib/handlers/wait";
 import type { Logger } from "../lib/log";
 import { backoffSeconds } from "../lib/runs/backoff";
 import type { ClaimedRun } from "../lib/runs/claim";
 import type { RunResult } from "../lib/runs/finish";
 import { idempotencyKey } from "../lib/runs/idempotency";
 import { resolveEnvRefs } from "../lib/security/mask";
+import type { AttemptAbort } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
-
-/** Why the worker aborted an attempt's signal. */
-export type AbortKind = "deadline" | "lease_lost" | "shutdown";
-
-/** The reason given to an attempt's AbortController: which of the worker's limits fired. */
-export class AttemptAborted extends Error {
-  constructor(
-    readonly kind: AbortKind,
-    message: string,
-  ) {
-    super(message);
-    this.name = "AttemptAborted";
-  }
-}
 
 /**
  * Run one claimed attempt's handler and turn whatever happened into a RunResult. Never throws:
@@ -30,18 +16,17 @@ export class AttemptAborted extends Error {
  */
 export async function runAttempt(
   run: ClaimedRun,
-  deps: { registry: HandlerRegistry; workerId: string; log: Logger; signal: AbortSignal },
+  deps: { registry: HandlerRegistry; workerId: string; log: Logger; abort: AttemptAbort },
 ): Promise<{ result: RunResult; durationMs: number }> {
   const started = performance.now();
-  const { signal } = deps;
+  const { abort } = deps;
   const finish = (r: Omit<RunResult, "id" | "attempt" | "durationMs">) => {
     const durationMs = Math.round(performance.now() - started);
     return { result: { id: run.id, attempt: run.attempt, durationMs, ...r }, durationMs };
   };
   const fromAbort = () => {
-    const reason = abortReason(signal);
-    const kind = reason instanceof AttemptAborted ? reason.kind : "deadline";
-    return finish({ outcome: kind === "shutdown" ? "aborted" : "timed_out", error: reason.message });
+    const reason = abort.reason!;
+    return finish({ outcome: reason.kind === "shutdown" ? "aborted" : "timed_out", error: reason.message });
   };
   try {
     const handler = deps.registry.get(run.handler);
@@ -49,14 +34,19 @@ export async function runAttempt(
     const ctx: HandlerContext = {
       schedule: { id: run.scheduleId, name: run.scheduleName },
       slot: run.scheduledFor,
-      idempotencyKey: idempotencyKey(run.scheduleId, run.scheduledFor, run.origin, run.id),
+      // Getters, like log: made only for a handler that reads them.
+      get idempotencyKey() {
+        return idempotencyKey(run.scheduleId, run.scheduledFor, run.origin, run.id);
+      },
       fencingToken: run.attempt,
       attempt: run.attempt,
       runId: run.id,
       origin: run.origin,
       // Secrets may live in the worker's environment rather than the stored payload.
       payload: resolveEnvRefs(run.payload),
-      signal,
+      get signal() {
+        return abort.signal;
+      },
       // Made on first use: a pino child serialises its bindings at once, a cost per run at the top
       // of the hour for handlers that never log.
       get log() {
@@ -64,32 +54,13 @@ export async function runAttempt(
       },
       workerId: deps.workerId,
     };
-    await untilAborted(Promise.resolve().then(() => handler.run(ctx)), signal);
-    if (signal.aborted) return fromAbort();
+    await abort.race(Promise.resolve().then(() => handler.run(ctx)));
+    if (abort.aborted) return fromAbort();
     return finish({ outcome: "succeeded" });
   } catch (err) {
-    if (signal.aborted) return fromAbort();
+    if (abort.aborted) return fromAbort();
     const message = err instanceof Error ? `${err.name === "Error" ? "" : `${err.name}: `}${err.message}` : String(err);
     if (isNonRetryable(err)) return finish({ outcome: "failed", error: message, nonRetryable: true });
     return finish({ outcome: "failed", error: message, retryDelaySeconds: backoffSeconds(run.retry, Math.max(1, run.attempt)) });
   }
-}
-
-/** Settle with `work`, or reject as soon as `signal` aborts, whichever comes first (a handler that ignores its signal is not waited for). */
-function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(abortReason(signal));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(abortReason(signal));
-    signal.addEventListener("abort", onAbort, { once: true });
-    work.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(e);
-      },
-    );
-  });
 }

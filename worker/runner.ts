@@ -4,7 +4,8 @@ import type { Logger } from "../lib/log";
 import { claimRunsDetailed, type ClaimedRun } from "../lib/runs/claim";
 import { finishRuns, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
-import { AttemptAborted, runAttempt, type AbortKind } from "./attempt";
+import { runAttempt } from "./attempt";
+import { AttemptAbort, AttemptAborted, type AbortKind } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
 
 export type RunnerOptions = {
@@ -24,12 +25,11 @@ export type RunnerOptions = {
 
 type InFlight = {
   run: ClaimedRun;
-  controller: AbortController;
+  abort: AttemptAbort;
   leaseMs: number;
   marginMs: number;
   /** performance.now() when the last successful renewal (or the claim) was SENT: the lease began no earlier. */
   renewedSentAt: number;
-  deadlineTimer?: NodeJS.Timeout;
   /** Set once the handler is done and its result waits to be written. */
   result?: RunResult;
 };
@@ -48,24 +48,49 @@ export function createRunner(o: RunnerOptions) {
 
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
 
-  function armDeadline(e: InFlight) {
-    clearTimeout(e.deadlineTimer);
-    const ms = Math.max(0, deadlineOf(e) - performance.now());
-    e.deadlineTimer = setTimeout(() => {
-      abort(e, "deadline", `lease deadline passed: ${e.leaseMs} ms lease minus ${e.marginMs} ms safety margin since the last renewal was sent`);
-    }, ms);
+  // One timer for every in-flight run, armed for the earliest deadline, rather than one per run: a
+  // thousand timers at the top of the hour were a cost per run, and renewing moved each of them.
+  // When it fires it aborts every run past its deadline and re-arms for the next one; a renewal
+  // only moves deadlines later, so the timer may fire early, find nothing due, and re-arm.
+  let deadlineTimer: NodeJS.Timeout | undefined;
+  let deadlineAt = Infinity;
+
+  function armDeadline(at: number) {
+    if (at >= deadlineAt) return;
+    clearTimeout(deadlineTimer);
+    deadlineAt = at;
+    deadlineTimer = setTimeout(checkDeadlines, Math.max(0, at - performance.now()));
+  }
+
+  function checkDeadlines() {
+    deadlineTimer = undefined;
+    deadlineAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const e of inFlight.values()) {
+      if (e.abort.aborted || e.result) continue;
+      const at = deadlineOf(e);
+      if (now >= at) {
+        abort(e, "deadline", `lease deadline passed: ${e.leaseMs} ms lease minus ${e.marginMs} ms safety margin since the last renewal was sent`);
+      } else if (at < next) next = at;
+    }
+    if (next < Infinity) armDeadline(next);
   }
 
   function abort(e: InFlight, kind: AbortKind, message: string) {
-    if (e.controller.signal.aborted || e.result) return;
+    if (e.abort.aborted || e.result) return;
     o.log.warn({ event: `run:abort:${kind}`, runId: e.run.id, attempt: e.run.attempt, message });
-    e.controller.abort(new AttemptAborted(kind, message));
+    e.abort.abort(new AttemptAborted(kind, message));
   }
 
   function release(e: InFlight) {
-    clearTimeout(e.deadlineTimer);
     inFlight.delete(e.run.id);
-    if (inFlight.size === 0) drained?.();
+    if (inFlight.size === 0) {
+      clearTimeout(deadlineTimer);
+      deadlineTimer = undefined;
+      deadlineAt = Infinity;
+      drained?.();
+    }
     o.onSlotFree?.();
   }
 
@@ -73,14 +98,14 @@ export function createRunner(o: RunnerOptions) {
     const leaseMs = run.leaseSeconds * 1000;
     const e: InFlight = {
       run,
-      controller: new AbortController(),
+      abort: new AttemptAbort(),
       leaseMs,
       marginMs: Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)),
       renewedSentAt: sentAt,
     };
     inFlight.set(run.id, e);
-    armDeadline(e);
-    const { result, durationMs } = await runAttempt(run, { registry: o.registry, workerId: o.workerId, log: o.log, signal: e.controller.signal });
+    armDeadline(deadlineOf(e));
+    const { result, durationMs } = await runAttempt(run, { registry: o.registry, workerId: o.workerId, log: o.log, abort: e.abort });
     // Built only when it will be written: at the top of the hour this line is per run.
     if (o.log.isLevelEnabled("info")) {
       o.log.info({
@@ -101,10 +126,18 @@ export function createRunner(o: RunnerOptions) {
     scheduleFlush(0);
   }
 
+  // A batch of results finishing in one tick schedules one flush, not one timer per result.
+  let flushAt = Infinity;
   function scheduleFlush(delayMs: number) {
     if (flushing) return;
+    const at = performance.now() + delayMs;
+    if (flushRetryTimer !== undefined && flushAt <= at) return;
     clearTimeout(flushRetryTimer);
-    flushRetryTimer = setTimeout(() => void flush(), delayMs);
+    flushAt = at;
+    flushRetryTimer = setTimeout(() => {
+      flushRetryTimer = undefined;
+      void flush();
+    }, delayMs);
   }
 
   /** Write every queued result in one statement; on a database error keep them and retry. */
@@ -165,15 +198,15 @@ export function createRunner(o: RunnerOptions) {
     /** Renew, in one statement, every lease due for renewal (a third of its length since the last one). */
     async heartbeatPass(): Promise<void> {
       const now = performance.now();
-      const due = [...inFlight.values()].filter((e) => !e.controller.signal.aborted && now - e.renewedSentAt >= e.leaseMs / 3);
+      const due = [...inFlight.values()].filter((e) => !e.abort.aborted && now - e.renewedSentAt >= e.leaseMs / 3);
       if (due.length === 0) return;
       const sentAt = performance.now();
       const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds })));
       for (const e of due) {
         if (inFlight.get(e.run.id) !== e) continue;
         if (held.has(e.run.id)) {
+          // Its deadline only moves later: the shared timer re-arms itself when it fires.
           e.renewedSentAt = sentAt;
-          armDeadline(e);
         } else if (!e.result) {
           abort(e, "lease_lost", "lease lost: the heartbeat matched no row (another worker holds a newer token)");
         }

@@ -1,0 +1,101 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { defineHandler } from "../lib/handlers/types";
+import { waitFor } from "../lib/handlers/wait";
+import { createLogger } from "../lib/log";
+import { setClock } from "../lib/testing/clock";
+import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
+import { createHandlerRegistry } from "./handlers/registry";
+import { createRunner } from "./runner";
+import { insertRuns, insertSchedule, readAttempts, readRun, slots } from "./testing/fixtures";
+
+// The runner in this process on a real database: its one shared deadline timer must still abort
+// each attempt at that attempt's own lease deadline (real, monotonic time: this is the worker's
+// local deadline, not schedule time), and renewals must keep moving it.
+const T0 = new Date("2030-01-01T10:00:00Z");
+let t: TestDatabase;
+
+const seen = { slowSignalAborted: false };
+const registry = createHandlerRegistry([
+  defineHandler({ name: "noop", idempotent: true, description: "", run: async () => {} }),
+  // Ignores its signal: the runner must not wait for it, and must not record its late success.
+  defineHandler({
+    name: "stubborn",
+    idempotent: true,
+    description: "",
+    run: async (ctx) => {
+      await new Promise((r) => setTimeout(r, 4_000));
+      seen.slowSignalAborted = ctx.signal.aborted;
+    },
+  }),
+  // Takes longer than its lease but is renewed meanwhile.
+  defineHandler({ name: "long", idempotent: true, description: "", run: (ctx) => waitFor(3_500, ctx.signal) }),
+]);
+
+function runner(workerId: string) {
+  return createRunner({
+    db: t.db,
+    log: createLogger("test", "silent"),
+    workerId,
+    registry,
+    concurrency: 10,
+    claimBatchSize: 10,
+    leaseSafetyMarginMs: 500,
+    partitions: () => null,
+  });
+}
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t?.drop();
+});
+beforeEach(async () => {
+  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
+  await setClock(t.pool, T0);
+});
+
+describe("the runner's lease deadlines", () => {
+  it("aborts only the attempt past its deadline; the others in the same batch succeed", async () => {
+    const quick = await insertSchedule(t.pool, { handler: "noop", leaseSeconds: 2 });
+    const slow = await insertSchedule(t.pool, { handler: "stubborn", leaseSeconds: 2 });
+    const quickIds = await insertRuns(t.pool, quick, slots(T0, 3, -60_000).map((scheduledFor) => ({ scheduledFor })));
+    const [slowId] = await insertRuns(t.pool, slow, [{ scheduledFor: T0 }]);
+    const r = runner("w-deadline");
+    const started = performance.now();
+    await r.claimPass();
+    expect(r.inFlight).toBe(4);
+    // Deadline: 2 s lease minus 0.5 s margin. No heartbeats are sent.
+    expect(await r.drain(5_000)).toBe(true);
+    const elapsed = performance.now() - started;
+    expect(elapsed).toBeGreaterThanOrEqual(1_400);
+    expect(elapsed).toBeLessThan(3_000);
+
+    for (const id of quickIds) expect((await readRun(t.pool, id)).state).toBe("done");
+    const slowRun = await readRun(t.pool, slowId);
+    expect(slowRun.state).toBe("pending");
+    const [attempt] = await readAttempts(t.pool, slowId);
+    expect(attempt.outcome).toBe("timed_out");
+    expect(attempt.error).toMatch(/lease deadline passed: 2000 ms lease minus 500 ms safety margin/);
+    // The handler kept going, but saw its signal aborted when it looked.
+    await new Promise((res) => setTimeout(res, 2_700));
+    expect(seen.slowSignalAborted).toBe(true);
+    expect((await readRun(t.pool, slowId)).state).toBe("pending");
+  });
+
+  it("keeps an attempt alive past its first deadline while its lease is renewed", async () => {
+    const s = await insertSchedule(t.pool, { handler: "long", leaseSeconds: 2 });
+    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const r = runner("w-renew");
+    await r.claimPass();
+    const beat = setInterval(() => void r.heartbeatPass(), 200);
+    try {
+      expect(await r.drain(6_000)).toBe(true);
+    } finally {
+      clearInterval(beat);
+    }
+    const run = await readRun(t.pool, id);
+    expect(run.state).toBe("done");
+    expect(await readAttempts(t.pool, id)).toHaveLength(1);
+  });
+});
