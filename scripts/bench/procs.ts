@@ -51,6 +51,14 @@ export async function stopAll(procs: Proc[], graceMs = 15_000): Promise<void> {
   );
 }
 
+/**
+ * How often the harness asks whether a drain is over. Every number comes from the runs' own
+ * timestamps, so this only decides when we look, but each look costs the database: at 50-100 ms
+ * the check (which walks index entries the claims just left dead) took ~1 s of database time in a
+ * 9 s spike, CPU the workers competed for (measured with log_min_duration_statement = 0).
+ */
+export const DRAIN_POLL_MS = 500;
+
 /** Resolve when `check` returns true, polling every `everyMs`; reject after `timeoutMs`. */
 export async function waitFor(what: string, check: () => Promise<boolean>, timeoutMs: number, everyMs = 100): Promise<void> {
   const until = Date.now() + timeoutMs;

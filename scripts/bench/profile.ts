@@ -25,6 +25,8 @@ async function main() {
     const s = Number(process.argv[2] ?? 20_000);
     const batch = Number(process.argv[3] ?? 500);
     await materialise(pool, db, { schedules: s, partitions: 16 });
+    // PROFILE_SQL: a statement run before timing, to try a schema change (an index dropped or altered).
+    if (process.env.PROFILE_SQL) await pool.query(process.env.PROFILE_SQL);
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() + 1000));
     if (process.env.EXPLAIN) {
       // Plans of the slow statements go to the server log (auto_explain; needs a superuser).

@@ -1,7 +1,7 @@
 // The raw ceiling: the same spike through the article's bare claim query (scripts/bench/raw-worker.ts).
 import path from "node:path";
 import type pg from "pg";
-import { sampleRss, startNode, stopAll, waitFor } from "./procs";
+import { DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor } from "./procs";
 import { spikeStats, type SpikeStats } from "./stats";
 
 export type RawOptions = { url: string; schedules: number; workers: number; batch: number; loopsPerWorker: number };
@@ -48,8 +48,8 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeSt
     await pool.query(`ANALYZE raw_runs`);
     const { rows: late } = await pool.query<{ late: boolean }>(`SELECT now() > $1 AS late`, [due]);
     if (late[0].late) console.error("bench: raw rows committed after their due instant; lateness is inflated");
-    await waitFor("raw spike to drain", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'pending' LIMIT 1`)).rowCount === 0, 600_000, 100);
-    await waitFor("raw leases to finish", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'leased' LIMIT 1`)).rowCount === 0, 60_000, 100);
+    await waitFor("raw spike to drain", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'pending' LIMIT 1`)).rowCount === 0, 600_000, DRAIN_POLL_MS);
+    await waitFor("raw leases to finish", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'leased' LIMIT 1`)).rowCount === 0, 60_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM raw_runs`, due);
     stopRss();
     return { ...stats, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };

@@ -7,7 +7,7 @@ import { tickOnce } from "../../lib/runs/tick";
 import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
-import { readRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
+import { DRAIN_POLL_MS, readRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
 import { spikeStats, type SpikeStats } from "./stats";
 
 export type SpikeOptions = {
@@ -145,7 +145,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     stopRss = sampleRss(procs);
     // Let the clock run from one second before the slot: the due instant arrives in real time.
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() - 1_000));
-    await waitFor("spike to drain", () => drained(pool), 600_000, 100);
+    await waitFor("spike to drain", () => drained(pool), 600_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
     const { rows: extra } = await pool.query<{ attempts: number; attempt_rows: number; size: number }>(
       `SELECT (SELECT count(*)::int FROM run_attempts) AS attempts, (SELECT count(*)::int FROM attempts) AS attempt_rows, pg_database_size(current_database()) / 1048576.0 AS size`,
@@ -163,7 +163,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
        FROM schedules ORDER BY id LIMIT $1`,
       [n, at],
     );
-    await waitFor("steady drain", () => drained(pool), 600_000, 50);
+    await waitFor("steady drain", () => drained(pool), 600_000, DRAIN_POLL_MS);
     const { rows: st } = await pool.query<{ secs: number; n: number }>(
       `SELECT extract(epoch FROM max(finished_at) - $1::timestamptz)::float8 AS secs, count(*)::int AS n FROM runs WHERE due_at = $1 AND origin = 'backfill'`,
       [at],
