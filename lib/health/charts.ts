@@ -3,7 +3,7 @@
  * oldest-pending-age per schedule, in fixed buckets over a window (1 h, 24 h, 7 d).
  *
  * Bounded and index-friendly: every statement reads only the given schedules' runs whose slot
- * lies in the window (plus an eighth of it as lookback for pending age), through runs_history_idx
+ * lies in the window (plus an eighth of it as lookback for pending age), through runs_slot_key
  * (schedule_id, scheduled_for desc, id desc); buckets come from generate_series / date_bin.
  * Sample points are bucket ends, the last one clipped to sk_now() (one clock decides).
  */
@@ -74,7 +74,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
       base AS (
         SELECT s.id, (SELECT max(x.f) FROM (
           SELECT r.finished_at AS f FROM runs r WHERE r.schedule_id = s.id AND r.state = 'done' AND r.scheduled_for < ${startIso}::timestamptz
-          ORDER BY r.scheduled_for DESC NULLS LAST, r.id DESC NULLS LAST LIMIT 20) x) AS f0
+          ORDER BY r.scheduled_for DESC, r.slot_seq DESC LIMIT 20) x) AS f0
         FROM s),
       agg AS (
         SELECT r.schedule_id, floor(extract(epoch FROM r.scheduled_for - ${startIso}::timestamptz) / ${step})::int AS k, max(r.finished_at) AS f

@@ -12,7 +12,7 @@
  *
  * Ages are computed in SQL against sk_now() (one clock decides); only the threshold, which needs
  * the cron maths, is computed here. Each number is read through an index per schedule:
- * runs_history_idx (newest first) for the last success, runs_dead_idx for dead runs and
+ * runs_slot_key (newest first) for the last success, runs_dead_idx for dead runs and
  * runs_unfinished_idx for the oldest pending slot — never a scan of the whole runs table.
  */
 import { sql } from "drizzle-orm";
@@ -136,7 +136,7 @@ type Row = {
 export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: number[]): Promise<Map<number, ScheduleHealth>> {
   const out = new Map<number, ScheduleHealth>();
   if (scheduleIds.length === 0) return out;
-  // The last success: the newest done runs by slot (runs_history_idx), then the latest finish
+  // The last success: the newest done runs by slot (runs_slot_key), then the latest finish
   // among a few of them, so a retried or backfilled slot finishing late still counts.
   const r = await db.execute<Row>(sql`
     SELECT s.id, s.enabled, s.cron, s.every_seconds, s.timezone,
@@ -151,7 +151,7 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       SELECT max(x.finished_at) AS finished_at FROM (
         SELECT r.finished_at FROM runs r
         WHERE r.schedule_id = s.id AND r.state = 'done'
-        ORDER BY r.scheduled_for DESC NULLS LAST, r.id DESC NULLS LAST LIMIT 20) x
+        ORDER BY r.scheduled_for DESC, r.slot_seq DESC LIMIT 20) x
     ) ls ON true
     LEFT JOIN LATERAL (
       SELECT p.scheduled_for FROM runs p

@@ -22,7 +22,7 @@ import { getScheduleHealth, type ScheduleHealth } from "../health/schedule-healt
 export const ESTIMATE_ABOVE_ROWS = 200_000;
 /** Lateness histograms cover runs started in the last this many seconds. */
 export const LATENESS_WINDOW_SECONDS = 300;
-/** …whose slot lies within this window (plus the schedule's jitter): keeps the read on runs_history_idx. */
+/** …whose slot lies within this window (plus the schedule's jitter): keeps the read on runs_slot_key. */
 export const LATENESS_SLOT_WINDOW_SECONDS = 900;
 /** Bucket upper bounds (seconds) of both lateness histograms. */
 export const LATENESS_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900];
@@ -105,7 +105,7 @@ async function finishedRunCounts(db: Db, estimateAboveRows: number): Promise<Met
 /**
  * Claim lateness: started_at − run_after, how long a claimable run waited for a worker (every
  * claim, retries included). Start lateness: started_at − due_at on first attempts, how late the
- * slot began as its owner sees it. Recent slots per schedule are read through runs_history_idx.
+ * slot began as its owner sees it. Recent slots per schedule are read through runs_slot_key.
  */
 async function latenessHistograms(db: Db): Promise<{ claimLateness: LatenessHistogram; startLateness: LatenessHistogram }> {
   const bounds = sql.param(LATENESS_BUCKETS);
@@ -119,7 +119,7 @@ async function latenessHistograms(db: Db): Promise<{ claimLateness: LatenessHist
         WHERE r.schedule_id = s.id
           AND r.scheduled_for >= sk_now() - make_interval(secs => ${LATENESS_SLOT_WINDOW_SECONDS} + s.jitter_seconds)
           AND r.started_at >= sk_now() - make_interval(secs => ${LATENESS_WINDOW_SECONDS})
-        -- OFFSET 0 keeps this a per-schedule index range scan on runs_history_idx; flattened,
+        -- OFFSET 0 keeps this a per-schedule index range scan on runs_slot_key; flattened,
         -- the planner prefers a hash join over a sequential scan of all runs.
         OFFSET 0
       ) r ON true

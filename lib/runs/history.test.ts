@@ -91,3 +91,33 @@ it("validates the query string", async () => {
   expect(() => parseRunQuery(new URLSearchParams("from=yesterday"))).toThrow(/ISO 8601/);
   await expect(listRuns(t.db, { cursor: "garbage" })).rejects.toMatchObject({ field: "cursor" });
 });
+
+it("keeps one row per slot but any number of manual runs at one instant, and pages through them once each", async () => {
+  const s = await t.pool.query<{ id: number }>(`INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('c', 'noop', 60, now(), 0) RETURNING id`);
+  const c = Number(s.rows[0].id);
+  const at = "2030-01-01T12:00:00Z";
+  const insert = (origin: string) =>
+    t.pool.query(
+      `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
+       VALUES ($1, 0, $2, $2, $2, 'done', $3::run_origin, 3) ON CONFLICT (schedule_id, scheduled_for, slot_seq) DO NOTHING`,
+      [c, at, origin],
+    );
+  expect((await insert("schedule")).rowCount).toBe(1);
+  // The slot exists once, whichever origin asks for it again.
+  expect((await insert("catch_up")).rowCount).toBe(0);
+  expect((await insert("backfill")).rowCount).toBe(0);
+  // Manual runs are not slots: three of them at the same instant all stay.
+  for (let i = 0; i < 3; i++) expect((await insert("manual")).rowCount).toBe(1);
+
+  const seen: { id: number; origin: string }[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await listRuns(t.db, { scheduleIds: [c], limit: 1, cursor });
+    seen.push(...page.runs.map((r) => ({ id: r.id, origin: r.origin })));
+    cursor = page.nextCursor;
+  } while (cursor);
+  // Newest manual run first, the schedule's own slot last.
+  expect(seen.map((r) => r.origin)).toEqual(["manual", "manual", "manual", "schedule"]);
+  const manualIds = seen.slice(0, 3).map((r) => r.id);
+  expect(manualIds).toEqual([...manualIds].sort((x, y) => y - x));
+});

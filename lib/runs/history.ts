@@ -1,7 +1,7 @@
 /**
  * Reading runs for the console and the API: a schedule's history, runs across schedules, one run
  * with its attempts. Histories hold millions of rows, so every list is keyset-paginated on
- * (scheduled_for, id) — the order of runs_history_idx — and never counts the whole table.
+ * (scheduled_for, slot_seq) — the order of runs_slot_key — and never counts the whole table.
  */
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
@@ -67,20 +67,20 @@ export type RunFilter = {
 };
 
 /**
- * Cursor: the last row's (scheduled_for, id). The slot is kept as PostgreSQL's own text so that
+ * Cursor: the last row's (scheduled_for, slot_seq). The slot is kept as PostgreSQL's own text so that
  * microseconds survive the round trip (a JS Date would cut them and skip or repeat rows).
  */
-export function encodeCursor(scheduledForText: string, id: number): string {
-  return Buffer.from(JSON.stringify([scheduledForText, id])).toString("base64url");
+export function encodeCursor(scheduledForText: string, slotSeq: number): string {
+  return Buffer.from(JSON.stringify([scheduledForText, slotSeq])).toString("base64url");
 }
 
 const PG_TIMESTAMPTZ = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2}){0,2}|Z)$/;
 
-export function decodeCursor(cursor: string): { scheduledFor: string; id: number } {
+export function decodeCursor(cursor: string): { scheduledFor: string; slotSeq: number } {
   try {
-    const [sf, id] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (typeof sf !== "string" || !Number.isSafeInteger(id) || !PG_TIMESTAMPTZ.test(sf)) throw new Error("shape");
-    return { scheduledFor: sf, id };
+    const [sf, seq] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (typeof sf !== "string" || !Number.isSafeInteger(seq) || seq < 0 || !PG_TIMESTAMPTZ.test(sf)) throw new Error("shape");
+    return { scheduledFor: sf, slotSeq: seq };
   } catch {
     throw new AppError("invalid", "cursor is not one this API returned", "cursor");
   }
@@ -92,6 +92,7 @@ type RunRow = {
   schedule_name: string;
   scheduled_for: Date;
   sf_text: string;
+  slot_seq: number;
   due_at: Date;
   run_after: Date;
   state: RunState;
@@ -140,9 +141,9 @@ function toRunView(r: RunRow): RunView {
 }
 
 /**
- * Runs newest slot first. Each schedule's runs are read through runs_history_idx (or, for
- * pending/running/dead, the planner's choice of the partial indexes), at most one page per
- * schedule, and the pages are merged: the cost is bounded by schedules × page size, not by the
+ * Runs newest slot first (a manual run before the scheduled run of the same instant). Each
+ * schedule's runs are read through runs_slot_key (or, for pending/running/dead, the planner's
+ * choice of the partial indexes), at most one page per schedule, and the pages are merged: the cost is bounded by schedules × page size, not by the
  * size of the runs table.
  */
 export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
@@ -154,7 +155,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   if (f.upcoming === false) conds.push(sql`r.scheduled_for <= sk_now()`);
   if (f.cursor) {
     const c = decodeCursor(f.cursor);
-    conds.push(sql`(r.scheduled_for, r.id) < (${c.scheduledFor}::timestamptz, ${c.id}::bigint)`);
+    conds.push(sql`(r.scheduled_for, r.slot_seq) < (${c.scheduledFor}::timestamptz, ${c.slotSeq}::bigint)`);
   }
   const scheduleCond = f.scheduleIds ? sql`s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql`true`;
   const result = await db.execute<RunRow>(sql`
@@ -162,16 +163,16 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
     FROM schedules s
     CROSS JOIN LATERAL (
       SELECT r.* FROM runs r WHERE ${sql.join(conds, sql` AND `)}
-      ORDER BY r.scheduled_for DESC NULLS LAST, r.id DESC NULLS LAST LIMIT ${limit + 1}
+      ORDER BY r.scheduled_for DESC, r.slot_seq DESC LIMIT ${limit + 1}
     ) r
     WHERE ${scheduleCond}
-    ORDER BY r.scheduled_for DESC NULLS LAST, r.id DESC NULLS LAST
+    ORDER BY r.scheduled_for DESC, r.slot_seq DESC
     LIMIT ${limit + 1}`);
   const rows = result.rows;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
-  return { runs: page.map(toRunView), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.id)) : null };
+  return { runs: page.map(toRunView), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.slot_seq)) : null };
 }
 
 /** One run with its attempts (oldest first) and the idempotency key its handler receives. */

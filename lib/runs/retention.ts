@@ -5,8 +5,8 @@ import type { Db } from "../db/client";
 /**
  * Retention: done and skipped runs go once they are older than the retention period, or once a
  * schedule has more than its cap of newer rows. Pending, running and dead runs are never deleted
- * here: dead runs wait for a person. Age is the slot time (scheduled_for), the column the history
- * index (schedule_id, scheduled_for DESC, id DESC) already orders, so every probe is an index range
+ * here: dead runs wait for a person. Age is the slot time (scheduled_for), the column the slot
+ * key (schedule_id, scheduled_for DESC, slot_seq DESC) already orders, so every probe is an index range
  * scan per schedule and never a sequential scan of runs.
  *
  * It never blocks the hot path: each statement deletes at most `batchSize` rows (1,000 by default)
@@ -75,7 +75,7 @@ export async function deleteExpiredRuns(
       over_cap AS (
         SELECT v.id FROM s CROSS JOIN LATERAL (
           SELECT r.id, r.state FROM runs r WHERE r.schedule_id = s.id
-          ORDER BY r.scheduled_for DESC, r.id DESC OFFSET s.max_runs LIMIT ${batch}) v
+          ORDER BY r.scheduled_for DESC, r.slot_seq DESC OFFSET s.max_runs LIMIT ${batch}) v
         WHERE v.state IN ('done', 'skipped')
       ),
       victims AS (SELECT id FROM too_old UNION SELECT id FROM over_cap LIMIT ${batch})

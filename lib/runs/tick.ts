@@ -122,7 +122,7 @@ async function materialiseBatch(db: Db, opts: TickOptions, batchSize: number): P
                     ${sql.param(rows.skippedCount)}::int[], ${sql.param(rows.coalescedInto)}::timestamptz[])
           AS u(schedule_id, partition, scheduled_for, due_at, state, origin, max_attempts,
                skip_reason, skipped_until, skipped_count, coalesced_into)
-        ON CONFLICT (schedule_id, scheduled_for) WHERE origin <> 'manual' DO NOTHING
+        ON CONFLICT (schedule_id, scheduled_for, slot_seq) DO NOTHING
         RETURNING state, origin, skip_reason, skipped_count`);
       for (const r of inserted.rows) {
         if (r.state === "pending") {

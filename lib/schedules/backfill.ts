@@ -55,7 +55,7 @@ export async function backfillSchedule(db: Db, name: string, req: BackfillReques
           INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
           SELECT ${s.id}, ${s.partition}, u.slot, sk_now(), sk_now(), 'pending', 'backfill', ${s.retryMaxAttempts}
           FROM unnest(${sql.param(slots)}::timestamptz[]) AS u(slot)
-          ON CONFLICT (schedule_id, scheduled_for) WHERE origin <> 'manual' DO NOTHING
+          ON CONFLICT (schedule_id, scheduled_for, slot_seq) DO NOTHING
           RETURNING 1)
         SELECT count(*)::int AS n FROM ins`);
       created = rows[0].n;

@@ -6,7 +6,7 @@ export const dynamic = "force-dynamic";
 
 /**
  * GET /api/schedules/{name}/runs?state=&from=&to=&cursor=&limit= — the schedule's run history,
- * newest slot first, keyset-paginated on (scheduled_for, id) through runs_history_idx.
+ * newest slot first, keyset-paginated on (scheduled_for, slot_seq) through runs_slot_key.
  */
 export const GET = route<{ name: string }>(async (req, { params }) => {
   const { name } = await params;
