@@ -74,7 +74,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
       base AS (
         SELECT s.id, (SELECT max(x.f) FROM (
           SELECT r.finished_at AS f FROM runs r WHERE r.schedule_id = s.id AND r.state = 'done' AND r.scheduled_for < ${startIso}::timestamptz
-          ORDER BY r.scheduled_for DESC, r.slot_seq DESC LIMIT 20) x) AS f0
+          ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT 20) x) AS f0
         FROM s),
       agg AS (
         SELECT r.schedule_id, floor(extract(epoch FROM r.scheduled_for - ${startIso}::timestamptz) / ${step})::int AS k, max(r.finished_at) AS f

@@ -151,7 +151,7 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       SELECT max(x.finished_at) AS finished_at FROM (
         SELECT r.finished_at FROM runs r
         WHERE r.schedule_id = s.id AND r.state = 'done'
-        ORDER BY r.scheduled_for DESC, r.slot_seq DESC LIMIT 20) x
+        ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT 20) x
     ) ls ON true
     LEFT JOIN LATERAL (
       SELECT p.scheduled_for FROM runs p

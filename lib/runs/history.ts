@@ -163,10 +163,12 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
     FROM schedules s
     CROSS JOIN LATERAL (
       SELECT r.* FROM runs r WHERE ${sql.join(conds, sql` AND `)}
-      ORDER BY r.scheduled_for DESC, r.slot_seq DESC LIMIT ${limit + 1}
+      -- NULLS LAST as in the index (the columns are NOT NULL, but plain DESC means NULLS FIRST and
+      -- the planner would sort the schedule's whole history instead of walking the index).
+      ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}
     ) r
     WHERE ${scheduleCond}
-    ORDER BY r.scheduled_for DESC, r.slot_seq DESC
+    ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST
     LIMIT ${limit + 1}`);
   const rows = result.rows;
   const more = rows.length > limit;

@@ -75,7 +75,7 @@ export async function deleteExpiredRuns(
       over_cap AS (
         SELECT v.id FROM s CROSS JOIN LATERAL (
           SELECT r.id, r.state FROM runs r WHERE r.schedule_id = s.id
-          ORDER BY r.scheduled_for DESC, r.slot_seq DESC OFFSET s.max_runs LIMIT ${batch}) v
+          ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST OFFSET s.max_runs LIMIT ${batch}) v
         WHERE v.state IN ('done', 'skipped')
       ),
       victims AS (SELECT id FROM too_old UNION SELECT id FROM over_cap LIMIT ${batch})
