@@ -19,6 +19,11 @@ export type RunnerOptions = {
   leaseSafetyMarginMs: number;
   /** Which partitions to claim in; null = all. The one place that decides. */
   partitions: () => number[] | null;
+  /**
+   * At most this often a claim also looks for expired leases (the poll interval): a claim pass
+   * right after another one, as in a spike, skips that look.
+   */
+  rescueIntervalMs?: number;
   /** Called when a slot frees up, so the claim loop can take more work at once. */
   onSlotFree?: () => void;
 };
@@ -45,6 +50,7 @@ export function createRunner(o: RunnerOptions) {
   let flushing: Promise<void> | null = null;
   let flushRetryTimer: NodeJS.Timeout | undefined;
   let drained: (() => void) | undefined;
+  let lastRescueAt = -Infinity;
 
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
 
@@ -189,7 +195,9 @@ export function createRunner(o: RunnerOptions) {
       if (free <= 0) return false;
       const limit = Math.min(free, o.claimBatchSize);
       const sentAt = performance.now();
-      const { claimed, settled } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit });
+      const rescueExpired = sentAt - lastRescueAt >= (o.rescueIntervalMs ?? 0);
+      if (rescueExpired) lastRescueAt = sentAt;
+      const { claimed, settled } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit, rescueExpired });
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
       for (const run of claimed) void start(run, sentAt);
       return claimed.length + settled.length >= limit;

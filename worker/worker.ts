@@ -75,6 +75,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     concurrency: config.workerConcurrency,
     claimBatchSize: config.claimBatchSize,
     leaseSafetyMarginMs: config.leaseSafetyMarginMs,
+    rescueIntervalMs: config.pollIntervalMs,
     partitions,
     onSlotFree: () => claimLoop?.wake(),
   });

@@ -72,6 +72,20 @@ describe("claimRuns", () => {
     expect(rescued[0].attempt).toBe(2);
   });
 
+  it("leaves expired leases alone when told not to look (a claim right after another), and takes them on the next look", async () => {
+    const s = await insertSchedule(t.pool, { leaseSeconds: 5, partition: 2 });
+    const [expiring] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() - 60_000) }]);
+    await claimRuns(t.db, { workerId: "w1", partitions: [2], limit: 1 });
+    const [pending] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    await advanceClock(t.pool, 6_000);
+    const quick = await claimRuns(t.db, { workerId: "w2", partitions: [2], limit: 10, rescueExpired: false });
+    expect(quick.map((r) => r.id)).toEqual([pending]);
+    expect(await claimRuns(t.db, { workerId: "w2", partitions: [], limit: 10, rescueExpired: false })).toEqual([]);
+    expect((await readRun(t.pool, expiring)).lease_owner).toBe("w1");
+    const rescued = await claimRuns(t.db, { workerId: "w2", partitions: [2], limit: 10 });
+    expect(rescued.map((r) => [r.id, r.attempt])).toEqual([[expiring, 2]]);
+  });
+
   it("sends a run dead when its final attempt's lease expires", async () => {
     const s = await insertSchedule(t.pool, { leaseSeconds: 5, retryMaxAttempts: 1 });
     const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);

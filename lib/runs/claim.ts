@@ -22,7 +22,18 @@ export type ClaimedRun = {
 /** What one claim statement did to a row: only `running` rows are handed to handlers. */
 export type ClaimOutcome = { id: number; state: "running" | "skipped" | "dead" };
 
-export type ClaimOptions = { workerId: string; partitions: number[] | null; limit: number };
+export type ClaimOptions = {
+  workerId: string;
+  partitions: number[] | null;
+  limit: number;
+  /**
+   * Also look for running runs whose lease expired (default true). The look reads every running
+   * run, a thousand or more during a spike, so a worker claiming many times a second does it once
+   * per poll interval, not on every claim (the runner decides), which keeps recovery within
+   * lease + poll interval.
+   */
+  rescueExpired?: boolean;
+};
 
 type Row = {
   id: number;
@@ -68,17 +79,18 @@ type Claimed = { claimed: ClaimedRun[]; settled: ClaimOutcome[] };
  */
 export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Claimed> {
   if (opts.limit <= 0) return { claimed: [], settled: [] };
-  if (opts.partitions === null) return claimInPartition(db, opts, null);
+  const rescue = opts.rescueExpired !== false;
+  if (opts.partitions === null) return claimInPartition(db, opts, null, rescue);
   const parts = opts.partitions;
   // Holding no partition (yet, or any more) must still rescue expired leases: recovery stays within
   // lease + poll interval and never waits for a dead worker's partition leases to change hands.
-  if (parts.length === 0) return claimInPartition(db, opts, -1);
+  if (parts.length === 0) return rescue ? claimInPartition(db, opts, -1) : { claimed: [], settled: [] };
   const out: Claimed = { claimed: [], settled: [] };
   const start = rotation++ % Math.max(1, parts.length);
   for (let i = 0; i < parts.length; i++) {
     const left = opts.limit - out.claimed.length - out.settled.length;
     if (left <= 0) break;
-    const r = await claimInPartition(db, { ...opts, limit: left }, parts[(start + i) % parts.length], i === 0);
+    const r = await claimInPartition(db, { ...opts, limit: left }, parts[(start + i) % parts.length], rescue && i === 0);
     out.claimed.push(...r.claimed);
     out.settled.push(...r.settled);
   }
