@@ -50,4 +50,20 @@ describe("runAttempt", () => {
     expect(result.error).toMatch(/SK_TEST_UNSET_VARIABLE/);
     expect(result.nonRetryable).toBeFalsy();
   });
+
+  it("turns a handler that throws before returning a promise into a failed attempt", async () => {
+    const registry = createHandlerRegistry([
+      defineHandler({
+        name: "capture",
+        idempotent: true,
+        description: "",
+        run: () => {
+          throw new Error("bad config");
+        },
+      }),
+    ]);
+    const { result } = await runAttempt(run({}), { registry, workerId: "w", log: createLogger("test", "silent"), abort: new AttemptAbort() });
+    expect(result.outcome).toBe("failed");
+    expect(result.error).toBe("bad config");
+  });
 });

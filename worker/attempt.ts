@@ -54,7 +54,8 @@ export async function runAttempt(
       },
       workerId: deps.workerId,
     };
-    await abort.race(Promise.resolve().then(() => handler.run(ctx)));
+    // A handler that throws before returning its promise lands in the catch below, as a rejection would.
+    await abort.race(Promise.resolve(handler.run(ctx)));
     if (abort.aborted) return fromAbort();
     return finish({ outcome: "succeeded" });
   } catch (err) {

@@ -84,8 +84,24 @@ export function resolveEnvRefs<T>(value: T, env: Record<string, string | undefin
       if (resolved === undefined) throw new Error(`payload refers to environment variable ${name}, which is not set`);
       return resolved;
     }
-    if (Array.isArray(v)) return v.map(walk);
-    if (isObject(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    // Copies only what holds a reference: most payloads hold none and come back as they are, with
+    // nothing allocated (this runs for every run a worker starts).
+    if (Array.isArray(v)) {
+      let out: unknown[] | undefined;
+      v.forEach((x, i) => {
+        const w = walk(x);
+        if (w !== x) (out ??= v.slice())[i] = w;
+      });
+      return out ?? v;
+    }
+    if (isObject(v)) {
+      let out: Record<string, unknown> | undefined;
+      for (const [k, x] of Object.entries(v)) {
+        const w = walk(x);
+        if (w !== x) (out ??= { ...v })[k] = w;
+      }
+      return out ?? v;
+    }
     return v;
   };
   return walk(value) as T;

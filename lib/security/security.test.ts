@@ -74,6 +74,17 @@ describe("masking secrets", () => {
     expect(resolveEnvRefs({ a: { $env: "X" }, b: [{ $env: "X" }] }, { X: "v" })).toEqual({ a: "v", b: ["v"] });
     expect(() => resolveEnvRefs({ a: { $env: "MISSING" } }, {})).toThrow(/MISSING/);
   });
+
+  it("leaves the stored payload unchanged and copies only what held a reference", () => {
+    const stored = { keep: { n: 1, list: [1, 2] }, secret: { nested: { $env: "X" } }, arr: ["a", { $env: "X" }] };
+    const before = structuredClone(stored);
+    const out = resolveEnvRefs(stored, { X: "v" });
+    expect(out).toEqual({ keep: { n: 1, list: [1, 2] }, secret: { nested: "v" }, arr: ["a", "v"] });
+    expect(stored).toEqual(before);
+    expect(out.keep).toBe(stored.keep);
+    const plain = { a: 1, b: [{ c: "d" }] };
+    expect(resolveEnvRefs(plain, {})).toBe(plain);
+  });
 });
 
 describe("content security policy", () => {
