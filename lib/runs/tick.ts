@@ -1,8 +1,9 @@
 /**
  * The tick: turn schedules into slot rows a short horizon ahead. Every worker may tick at any time;
  * they cannot collide, because
- * - the unique key runs(schedule_id, scheduled_for) WHERE origin <> 'manual' lets each slot exist
- *   once (promise: each slot exists once), and the insert says ON CONFLICT DO NOTHING;
+ * - the unique key runs(schedule_id, scheduled_for, slot_seq), slot_seq being 0 for every run but a
+ *   manual one, lets each slot exist once (promise: each slot exists once), and the insert says
+ *   ON CONFLICT DO NOTHING;
  * - due schedules are taken FOR UPDATE SKIP LOCKED, so two tickers work on different schedules;
  * - the high-water mark (schedules.next_slot_at) advances in the same transaction as the insert,
  *   and lives in the database, so a worker that restarts every hour never loses a weekly slot;
