@@ -37,6 +37,18 @@ describe("lateAfterSecondsFor", () => {
     expect(lateAfterSecondsFor({ ...base, lateAfterSeconds: 42 }, now)).toBe(42);
     expect(lateAfterSecondsFor({ ...base, everySeconds: null, cron: "0 * * * *" }, now)).toBe(7230);
   });
+
+  it("works out each cron expression and zone for itself at one instant (gaps are remembered per expression)", () => {
+    const now = new Date("2030-03-31T00:30:00Z");
+    const cron = { ...base, everySeconds: null };
+    expect(lateAfterSecondsFor({ ...cron, cron: "0 * * * *" }, now)).toBe(7230);
+    expect(lateAfterSecondsFor({ ...cron, cron: "*/5 * * * *" }, now)).toBe(630);
+    expect(lateAfterSecondsFor({ ...cron, cron: "0 * * * *" }, now)).toBe(7230);
+    // Daily at 02:30 in Berlin: that night (DST starts) the next two slots are 23 h apart, in UTC 24 h.
+    const daily = { ...cron, cron: "30 2 * * *" };
+    expect(lateAfterSecondsFor({ ...daily, timezone: "UTC" }, now)).toBe(2 * 86_400 + 30);
+    expect(lateAfterSecondsFor({ ...daily, timezone: "Europe/Berlin" }, now)).not.toBe(2 * 86_400 + 30);
+  });
 });
 
 describe("deriveStatus", () => {

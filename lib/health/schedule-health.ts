@@ -64,9 +64,30 @@ function timingOf(s: HealthInputs): Timing | null {
   return null;
 }
 
+// Typical gaps of cron schedules at one instant, by expression and zone. Working one out walks the
+// cron (croner) and was most of the worker's time in an alert pass; schedules share expressions
+// ("0 * * * *"), and one health read uses one instant, so each is worked out once per read.
+let gapsAt = Number.NaN;
+const gaps = new Map<string, number>();
+
 function gapSeconds(s: HealthInputs, now: Date): number {
   const timing = timingOf(s);
   if (!timing) return Number.POSITIVE_INFINITY;
+  if (timing.cron === null || timing.cron === undefined) return typicalGapOrNever(timing, now);
+  if (now.getTime() !== gapsAt) {
+    gaps.clear();
+    gapsAt = now.getTime();
+  }
+  const key = `${timing.timezone} ${timing.cron}`;
+  let gap = gaps.get(key);
+  if (gap === undefined) {
+    gap = typicalGapOrNever(timing, now);
+    gaps.set(key, gap);
+  }
+  return gap;
+}
+
+function typicalGapOrNever(timing: Timing, now: Date): number {
   try {
     return typicalGapSeconds(timing, now);
   } catch {

@@ -25,6 +25,8 @@ export type SpikeOptions = {
 
 export type SpikeReport = {
   materialise: { slots: number; seconds: number; slotsPerSecond: number };
+  /** The first alert pass over every schedule, from when the bench first saw its lock (so at least this long; null when it was over unseen). */
+  alertPassSecondsAtLeast: number | null;
   spike: SpikeStats & { attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
   steady: { runs: number; seconds: number; runsPerSecond: number };
   heartbeatHot: HotReport;
@@ -138,8 +140,13 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
           [ALERTS_LOCK_KEY],
         )
       ).rowCount ?? 0) > 0;
-    await waitFor("the first alert pass to begin", alertPass, 15_000, 100).catch(() => {});
+    const alertBegan = await waitFor("the first alert pass to begin", alertPass, 15_000, 100).then(
+      () => performance.now(),
+      () => null,
+    );
     await waitFor("the first alert pass to end", async () => !(await alertPass()), 300_000, 200);
+    // How long one alert pass over every schedule took (it runs every SLOTKEEPER_ALERT_INTERVAL_SECONDS).
+    const alertPassSecondsAtLeast = alertBegan === null ? null : Math.round((performance.now() - alertBegan) / 100) / 10;
     // RSS during dispatch: sampled (VmRSS) from here on; the start-up high-water mark is reported apart.
     const startupPeakRssMb = procs.map((p) => Math.round(readRssMb(p.pid, "VmHWM")));
     stopRss = sampleRss(procs);
@@ -175,6 +182,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     return {
       heartbeatHot,
       materialise: mat,
+      alertPassSecondsAtLeast,
       spike: { ...stats, attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: { runs: st[0].n, seconds: Math.round(st[0].secs * 1000) / 1000, runsPerSecond: Math.round(st[0].n / st[0].secs) },
     };
