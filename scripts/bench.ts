@@ -74,6 +74,7 @@ async function main() {
       machine: { cpus: os.cpus().length, loadAverage: os.loadavg().map((x) => Math.round(x * 100) / 100), node: process.version },
       options: { ...opts, quick },
       materialise: sk.materialise,
+      alertPassSecondsAtLeast: sk.alertPassSecondsAtLeast,
       spike: sk.spike,
       raw,
       ratio: raw ? { startsPerSecond: Math.round((sk.spike.claimsPerSecond / raw.claimsPerSecond) * 1000) / 1000 } : null,
