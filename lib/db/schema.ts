@@ -140,10 +140,12 @@ export const runs = pgTable(
     uniqueIndex("runs_slot_key").on(t.scheduleId, t.scheduledFor.desc(), t.slotSeq.desc()),
     // Claim: pending runs of a partition in due order.
     index("runs_claimable_idx").on(t.partition, t.runAfter).where(sql`state = 'pending'`),
-    // Claim (lease expiry) and the workers page: the few running runs.
-    index("runs_running_idx").on(t.partition).where(sql`state = 'running'`),
-    // Overlap checks and oldest-pending health: unfinished runs per schedule.
-    index("runs_unfinished_idx").on(t.scheduleId, t.scheduledFor).where(sql`state IN ('pending', 'running')`),
+    // The few running runs: lease expiry, the workers page, and overlap checks per schedule.
+    index("runs_running_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'running'`),
+    // Overlap checks and oldest-pending health: pending runs per schedule. Pending only, not
+    // pending-or-running: a claim moves a run from pending to running, and a run that stayed in
+    // this index would cost every claim one more index entry (it is not a HOT update).
+    index("runs_pending_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'pending'`),
     // Dead runs across schedules and per schedule.
     index("runs_dead_idx").on(t.scheduleId, t.id).where(sql`state = 'dead'`),
     check("runs_attempts_nonneg", sql`attempts >= 0`),

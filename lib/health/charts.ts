@@ -53,7 +53,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
   const idsParam = sql.param(ids);
   const stepI = sql`make_interval(secs => ${step})`;
   // Runs slotted before the window that were still waiting inside it: look back an eighth of the
-  // window (still-pending ones of any age come from runs_unfinished_idx in the second branch).
+  // window (still-pending ones of any age come from runs_pending_idx in the second branch).
   const lookback = Math.max(step, seconds / 8);
 
   const [outcomes, since, pending] = await Promise.all([

@@ -13,7 +13,7 @@
  * Ages are computed in SQL against sk_now() (one clock decides); only the threshold, which needs
  * the cron maths, is computed here. Each number is read through an index per schedule:
  * runs_slot_key (newest first) for the last success, runs_dead_idx for dead runs and
- * runs_unfinished_idx for the oldest pending slot — never a scan of the whole runs table.
+ * runs_pending_idx for the oldest pending slot — never a scan of the whole runs table.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
