@@ -159,15 +159,19 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
   if (scheduleIds.length === 0) return out;
   // The last success: the newest done runs by slot (runs_slot_key), then the latest finish
   // among a few of them, so a retried or backfilled slot finishing late still counts.
+  // One clock reading for the whole read: sk_now() is a SQL function PostgreSQL cannot inline, and
+  // called bare it ran five times per schedule (a page of 2,000 schedules: 48 ms against 10 ms with
+  // it read once, EXPLAIN ANALYZE at 400,000 schedules).
   const r = await db.execute<Row>(sql`
     SELECT s.id, s.enabled, s.cron, s.every_seconds, s.timezone,
       s.late_after_seconds, s.late_grace_seconds, s.backlog_after_seconds,
-      extract(epoch FROM sk_now() - ls.finished_at)::float8 AS since_last_success,
+      extract(epoch FROM c.now - ls.finished_at)::float8 AS since_last_success,
       (SELECT count(*) FROM runs d WHERE d.schedule_id = s.id AND d.state = 'dead')::int AS dead_runs,
-      extract(epoch FROM sk_now() - op.scheduled_for)::float8 AS oldest_pending_age,
-      greatest(0, extract(epoch FROM sk_now() - s.created_at))::float8 AS age,
-      sk_now() AS now
-    FROM schedules s
+      extract(epoch FROM c.now - op.scheduled_for)::float8 AS oldest_pending_age,
+      greatest(0, extract(epoch FROM c.now - s.created_at))::float8 AS age,
+      c.now
+    FROM (SELECT sk_now() AS now OFFSET 0) c
+    CROSS JOIN schedules s
     LEFT JOIN LATERAL (
       SELECT max(x.finished_at) AS finished_at FROM (
         SELECT r.finished_at FROM runs r
@@ -176,7 +180,7 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
     ) ls ON true
     LEFT JOIN LATERAL (
       SELECT p.scheduled_for FROM runs p
-      WHERE p.schedule_id = s.id AND p.state = 'pending' AND p.scheduled_for <= sk_now()
+      WHERE p.schedule_id = s.id AND p.state = 'pending' AND p.scheduled_for <= c.now
       ORDER BY p.scheduled_for LIMIT 1
     ) op ON true
     WHERE s.id = ANY(${sql.param(scheduleIds)}::bigint[])`);

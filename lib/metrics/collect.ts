@@ -117,8 +117,8 @@ async function latenessHistograms(db: Db): Promise<{ claimLateness: LatenessHist
       JOIN LATERAL (
         SELECT r.started_at, r.run_after, r.due_at, r.attempts FROM runs r
         WHERE r.schedule_id = s.id
-          AND r.scheduled_for >= sk_now() - make_interval(secs => ${LATENESS_SLOT_WINDOW_SECONDS} + s.jitter_seconds)
-          AND r.started_at >= sk_now() - make_interval(secs => ${LATENESS_WINDOW_SECONDS})
+          AND r.scheduled_for >= (SELECT sk_now()) - make_interval(secs => ${LATENESS_SLOT_WINDOW_SECONDS} + s.jitter_seconds)
+          AND r.started_at >= (SELECT sk_now()) - make_interval(secs => ${LATENESS_WINDOW_SECONDS})
         -- OFFSET 0 keeps this a per-schedule index range scan on runs_slot_key; flattened,
         -- the planner prefers a hash join over a sequential scan of all runs.
         OFFSET 0
