@@ -190,6 +190,30 @@ describe("slot rows", () => {
     expect((await tick()).created).toBe(0);
   });
 
+  it("ticks every held partition, a batch at a time, and skips schedules another ticker holds", async () => {
+    await setClock(t.pool, at("10:59:00"));
+    const made = [];
+    for (const partition of [2, 5, 9]) for (let i = 0; i < 3; i++) made.push(await makeSchedule(t.db, { cron: "0 * * * *", partition, nextSlotAt: at("11:00:00") }));
+    const outside = await makeSchedule(t.db, { cron: "0 * * * *", partition: 7, nextSlotAt: at("11:00:00") });
+    // Another ticker is inside its transaction on one schedule of partition 5.
+    const held = made[3];
+    const other = await t.pool.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT 1 FROM schedules WHERE id = $1 FOR UPDATE", [held.id]);
+      const r = await tick({ partitions: [2, 5, 9], batchSize: 2, maxBatches: 20 });
+      expect(r.schedules).toBe(8);
+    } finally {
+      await other.query("ROLLBACK");
+      other.release();
+    }
+    const ticked = await t.db.execute<{ schedule_id: number }>(sql`SELECT schedule_id FROM runs WHERE scheduled_for = ${at("11:00:00")}`);
+    expect(new Set(ticked.rows.map((r) => Number(r.schedule_id)))).toEqual(new Set(made.filter((s) => s.id !== held.id).map((s) => s.id)));
+    expect((await runsOf(outside.id)).length).toBe(0);
+    // Released, the held schedule is ticked on the next pass.
+    expect((await tick({ partitions: [2, 5, 9] })).created).toBe(1);
+  });
+
   it("ignores paused and deleted schedules", async () => {
     await setClock(t.pool, at("10:00:00"));
     await makeSchedule(t.db, { everySeconds: 60, enabled: false });

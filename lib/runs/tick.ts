@@ -8,9 +8,9 @@
  * - the high-water mark (schedules.next_slot_at) advances in the same transaction as the insert,
  *   and lives in the database, so a worker that restarts every hour never loses a weekly slot;
  * - what is due is decided by sk_now() alone (promise: one clock decides).
- * Per batch: one SELECT … FOR UPDATE SKIP LOCKED, one INSERT … SELECT FROM unnest, one UPDATE … FROM unnest.
+ * Per batch: one SELECT … FOR UPDATE SKIP LOCKED (an index scan per partition), one INSERT … SELECT FROM unnest, one UPDATE … FROM unnest.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import type { CatchUpPolicy } from "../db/schema";
 import { planSlots, type PlannedRun, type PlannedSkip } from "../schedules/catch-up";
@@ -71,19 +71,45 @@ export async function tickOnce(db: Db, opts: TickOptions): Promise<TickResult> {
 
 type BatchResult = TickResult & { catchUpRuns: number };
 
+/** Where the next multi-partition tick starts, so a backlog in one partition cannot hold the others back. */
+let rotation = 0;
+
+/**
+ * The due schedules of one batch, locked (FOR UPDATE SKIP LOCKED). With partitions, one index scan
+ * per partition (LATERAL, in rotating order, stopping at the batch size) rather than
+ * `partition = ANY(…)`: that is a bitmap scan, and a bitmap scan never marks dead index entries.
+ * Every tick that advances a schedule leaves a dead entry in schedules_tick_idx (next_slot_at is
+ * in it), so after the top of the hour's tick each bitmap scan re-read every schedule advanced,
+ * until vacuum: 9-23 ms per tick at 100,000 schedules, during the spike. A plain index scan marks
+ * them dead on the first pass (0.8 ms afterwards, measured with EXPLAIN ANALYZE).
+ */
+function selectDue(opts: TickOptions, batchSize: number): SQL {
+  const columns = sql`s.id, s.partition, s.cron, s.every_seconds, s.timezone, s.catch_up, s.max_lateness_seconds,
+             s.jitter_seconds, s.retry_max_attempts, s.next_slot_at, sk_now() AS now`;
+  const due = sql`s.enabled AND s.deleted_at IS NULL
+        AND s.next_slot_at <= (SELECT sk_now()) + make_interval(secs => ${opts.horizonSeconds})`;
+  if (opts.partitions === null) {
+    return sql`
+      SELECT ${columns} FROM schedules s WHERE ${due}
+      ORDER BY s.next_slot_at LIMIT ${batchSize}
+      FOR UPDATE SKIP LOCKED`;
+  }
+  const parts = opts.partitions;
+  const start = rotation++ % Math.max(1, parts.length);
+  const ordered = [...parts.slice(start), ...parts.slice(0, start)];
+  return sql`
+      SELECT s.* FROM unnest(${sql.param(ordered)}::int[]) AS p(partition)
+      CROSS JOIN LATERAL (
+        SELECT ${columns} FROM schedules s
+        WHERE s.partition = p.partition AND ${due}
+        ORDER BY s.next_slot_at LIMIT ${batchSize}
+        FOR UPDATE SKIP LOCKED) s
+      LIMIT ${batchSize}`;
+}
+
 async function materialiseBatch(db: Db, opts: TickOptions, batchSize: number): Promise<BatchResult> {
-  const partitions = opts.partitions === null ? null : sql.param(opts.partitions);
   return db.transaction(async (tx) => {
-    const due = await tx.execute<DueRow>(sql`
-      SELECT s.id, s.partition, s.cron, s.every_seconds, s.timezone, s.catch_up, s.max_lateness_seconds,
-             s.jitter_seconds, s.retry_max_attempts, s.next_slot_at, sk_now() AS now
-      FROM schedules s
-      WHERE s.enabled AND s.deleted_at IS NULL
-        AND s.next_slot_at <= (SELECT sk_now()) + make_interval(secs => ${opts.horizonSeconds})
-        AND (${partitions}::int[] IS NULL OR s.partition = ANY(${partitions}::int[]))
-      ORDER BY s.next_slot_at
-      LIMIT ${batchSize}
-      FOR UPDATE SKIP LOCKED`);
+    const due = await tx.execute<DueRow>(selectDue(opts, batchSize));
     const result: BatchResult = { schedules: due.rows.length, created: 0, skipped: 0, coalesced: 0, tooLate: 0, catchUpRuns: 0 };
     if (due.rows.length === 0) return result;
 
