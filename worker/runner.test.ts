@@ -99,3 +99,19 @@ describe("the runner's lease deadlines", () => {
     expect(await readAttempts(t.pool, id)).toHaveLength(1);
   });
 });
+
+describe("the runner's backlog signal", () => {
+  it("is on after a claim pass that filled its batch and off after one that did not", async () => {
+    const s = await insertSchedule(t.pool, { handler: "noop", leaseSeconds: 30 });
+    await insertRuns(t.pool, s, slots(T0, 12, -60_000).map((scheduledFor) => ({ scheduledFor })));
+    const r = runner("w-backlog");
+    expect(r.backlogged(60_000)).toBe(false);
+    expect(await r.claimPass()).toBe(true); // 10 of 12 due: a full batch
+    expect(r.backlogged(60_000)).toBe(true);
+    expect(await r.drain(5_000)).toBe(true);
+    const fresh = runner("w-backlog-2");
+    expect(await fresh.claimPass()).toBe(false); // the last 2: not a backlog
+    expect(fresh.backlogged(60_000)).toBe(false);
+    expect(await fresh.drain(5_000)).toBe(true);
+  });
+});

@@ -51,6 +51,8 @@ export function createRunner(o: RunnerOptions) {
   let flushRetryTimer: NodeJS.Timeout | undefined;
   let drained: (() => void) | undefined;
   let lastRescueAt = -Infinity;
+  // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
+  let lastFullClaimAt = -Infinity;
 
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
 
@@ -200,7 +202,17 @@ export function createRunner(o: RunnerOptions) {
       const { claimed, settled } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit, rescueExpired });
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
       for (const run of claimed) void start(run, sentAt);
-      return claimed.length + settled.length >= limit;
+      const full = claimed.length + settled.length >= limit;
+      if (full) lastFullClaimAt = performance.now();
+      return full;
+    },
+
+    /**
+     * True while due runs are waiting: a claim pass filled its whole batch within the last
+     * `withinMs`. Slots taken by long handlers alone do not count (no claim pass is then full).
+     */
+    backlogged(withinMs: number): boolean {
+      return performance.now() - lastFullClaimAt < withinMs;
     },
 
     /** Renew, in one statement, every lease due for renewal (a third of its length since the last one). */

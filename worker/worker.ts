@@ -58,13 +58,6 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       });
   await partitionLoop?.ready;
   const partitions = deps.partitionsProvider ?? partitionLoop!.held;
-  // Retention: only the holder of partition 0 sweeps (an advisory lock covers hand-overs).
-  const retentionLoop = startRetentionLoop({
-    db,
-    log,
-    policy: { retentionDays: config.retentionDays, maxRunsPerSchedule: config.retentionMaxRuns },
-    isSweeper: () => (partitions() ?? [0]).includes(0),
-  });
   log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name) });
 
   const runner = createRunner({
@@ -80,6 +73,15 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     onSlotFree: () => claimLoop?.wake(),
   });
   claimLoop = startClaimLoop({ runner, pollIntervalMs: config.pollIntervalMs, log });
+  // Retention: only the holder of partition 0 sweeps (an advisory lock covers hand-overs), and it
+  // steps aside while its claims come back full.
+  const retentionLoop = startRetentionLoop({
+    db,
+    log,
+    policy: { retentionDays: config.retentionDays, maxRunsPerSchedule: config.retentionMaxRuns },
+    isSweeper: () => (partitions() ?? [0]).includes(0),
+    busy: () => runner.backlogged(Math.max(1000, 2 * config.pollIntervalMs)),
+  });
   const leaseLoop = startLeaseLoop({ runner, log });
   const tickLoop =
     deps.tick === false

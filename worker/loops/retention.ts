@@ -6,6 +6,8 @@ import { startLoop, type Loop } from "./loop";
 /** A full sweep starts this often; between statements the sweep pauses so it never crowds the hot path. */
 export const RETENTION_SWEEP_INTERVAL_MS = 60_000;
 export const RETENTION_PAUSE_MS = 200;
+/** Under a backlog that never ends, the sweep still takes one step this often, so runs cannot pile up for ever. */
+export const RETENTION_MAX_YIELD_MS = 30_000;
 
 export type RetentionLoopOptions = {
   db: Db;
@@ -13,13 +15,22 @@ export type RetentionLoopOptions = {
   policy: RetentionDefaults;
   /** Only the worker for which this returns true sweeps (the holder of partition 0). */
   isSweeper: () => boolean;
+  /**
+   * True while this worker is working through a backlog (its claims come back full). The sweep
+   * then waits before each statement, up to `maxYieldMs`: deleting is never urgent, and at the top
+   * of the hour every statement it sends takes CPU from the claims (measured: 3.5% of the
+   * database's time during a 100,000-run spike).
+   */
+  busy?: () => boolean;
   intervalMs?: number;
   pauseMs?: number;
+  maxYieldMs?: number;
 };
 
 /**
  * Sweep expired runs: one statement (≤ 1,000 rows) at a time with a pause between, a whole sweep
- * per interval, only on the worker that holds partition 0 (an advisory lock guards hand-overs).
+ * per interval, only on the worker that holds partition 0 (an advisory lock guards hand-overs), and
+ * held back while the worker has a backlog to claim.
  */
 export function startRetentionLoop(opts: RetentionLoopOptions): Loop {
   const pauseMs = opts.pauseMs ?? RETENTION_PAUSE_MS;
@@ -28,14 +39,18 @@ export function startRetentionLoop(opts: RetentionLoopOptions): Loop {
     intervalMs: opts.intervalMs ?? RETENTION_SWEEP_INTERVAL_MS,
     log: opts.log,
     run: async (signal) => {
+      const maxYieldMs = opts.maxYieldMs ?? RETENTION_MAX_YIELD_MS;
+      const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
       let cursor = 0;
       let total = 0;
       while (!signal.aborted && opts.isSweeper()) {
+        for (let waited = 0; opts.busy?.() && waited < maxYieldMs && !signal.aborted; waited += pauseMs) await sleep(pauseMs);
+        if (signal.aborted) break;
         const pass = await deleteExpiredRuns(opts.db, { ...opts.policy, afterScheduleId: cursor });
         total += pass.deleted;
         cursor = pass.nextScheduleId;
         if (!pass.ran || pass.sweepDone) break;
-        await new Promise((r) => setTimeout(r, pauseMs));
+        await sleep(pauseMs);
       }
       if (total > 0) opts.log.info({ event: "retention:sweep:done", deleted: total });
     },

@@ -1,0 +1,73 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { createLogger } from "../../lib/log";
+import { setClock } from "../../lib/testing/clock";
+import { createTestDatabase, type TestDatabase } from "../../lib/testing/db";
+import { makeRun, makeSchedule } from "../../lib/testing/factories";
+import { startRetentionLoop } from "./retention";
+
+let t: TestDatabase;
+const log = createLogger("test", "silent");
+const NOW = new Date("2030-06-01T12:00:00Z");
+const policy = { retentionDays: 7, maxRunsPerSchedule: 1000 };
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+  await setClock(t.pool, NOW);
+});
+afterAll(() => t.drop());
+
+let scheduleId: number;
+beforeEach(async () => {
+  await t.pool.query(`TRUNCATE schedules CASCADE`);
+  scheduleId = (await makeSchedule(t.db, { everySeconds: 3600 })).id;
+  // Three finished runs a month old: past the 7-day retention.
+  for (let d = 30; d < 33; d++) {
+    const at = new Date(NOW.getTime() - d * 86_400_000);
+    await makeRun(t.db, { scheduleId, scheduledFor: at, dueAt: at, runAfter: at, state: "done", attempts: 1, finishedAt: at });
+  }
+});
+
+const stored = async () => Number((await t.pool.query(`SELECT count(*) AS n FROM runs WHERE schedule_id = $1`, [scheduleId])).rows[0].n);
+
+async function until(what: string, ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await ok())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe("retention loop", () => {
+  it("holds its deletes back while the worker has a backlog to claim, and sweeps once it is through", async () => {
+    let backlog = true;
+    let asked = 0;
+    const loop = startRetentionLoop({
+      db: t.db,
+      log,
+      policy,
+      isSweeper: () => true,
+      busy: () => {
+        asked++;
+        return backlog;
+      },
+      pauseMs: 10,
+    });
+    try {
+      await until("the sweep to consult the backlog", async () => asked >= 5);
+      expect(await stored()).toBe(3);
+      backlog = false;
+      await until("the expired runs to go", async () => (await stored()) === 0);
+    } finally {
+      await loop.stop();
+    }
+  });
+
+  it("still sweeps under a backlog that never ends, one step per maxYieldMs", async () => {
+    const loop = startRetentionLoop({ db: t.db, log, policy, isSweeper: () => true, busy: () => true, pauseMs: 10, maxYieldMs: 100 });
+    try {
+      await until("the expired runs to go", async () => (await stored()) === 0);
+    } finally {
+      await loop.stop();
+    }
+  });
+});
