@@ -114,7 +114,7 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
       -- them, whatever partitions it holds, so recovery stays within lease + poll interval and never
       -- waits for the dead worker's partition leases to change hands. (Few rows: at most the
       -- cluster's total concurrency are running.)
-      SELECT r.id, r.attempts, r.max_attempts, r.lease_owner, r.started_at, r.lease_expires_at
+      SELECT r.id, r.ctid, r.attempts, r.max_attempts, r.lease_owner, r.started_at, r.lease_expires_at
       FROM runs r
       WHERE r.state = 'running' AND r.lease_expires_at < (SELECT sk_now()) AND ${sql.raw(rescueExpired ? "true" : "false")}
       LIMIT ${opts.limit}
@@ -125,7 +125,7 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
       -- unfinished (pending, incl. waiting on retry backoff, or running). 'skip' marks the run skipped
       -- when an earlier one is running or waiting on retry, and otherwise waits only for an earlier
       -- run that has not started yet (so a backlog runs one at a time, never side by side).
-      SELECT r.id, busy.any AS overlapped
+      SELECT r.id, r.ctid, busy.any AS overlapped
       FROM runs r
       -- One primary-key probe per run, in due order: OFFSET 0 keeps this a per-row lookup. As a
       -- plain join the planner hash-joined a seq scan of every schedule and sorted the partition's
@@ -152,12 +152,12 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
     ),
     picked AS (
       -- Expired leases first (all of them fit: expired has the same LIMIT), then due runs, up to the limit.
-      SELECT x.id, x.lease_expired, x.next_state FROM (
+      SELECT x.id, x.ctid, x.lease_expired, x.next_state FROM (
         -- A run whose final attempt's lease expired goes dead rather than past its allowance.
-        SELECT e.id, true AS lease_expired, CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state, 0 AS rank
+        SELECT e.id, e.ctid, true AS lease_expired, CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state, 0 AS rank
         FROM expired e
         UNION ALL
-        SELECT d.id, false, CASE WHEN d.overlapped THEN 'skipped' ELSE 'running' END::run_state, 1
+        SELECT d.id, d.ctid, false, CASE WHEN d.overlapped THEN 'skipped' ELSE 'running' END::run_state, 1
         FROM due d
       ) x
       ORDER BY x.rank
@@ -188,9 +188,10 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
         ELSE r.last_error
       END
     FROM picked d, schedules s
-    -- id = ANY(ARRAY(…)) makes the planner fetch the picked rows by primary key; with a plain join
-    -- on a CTE it guessed ~100 rows and seq-scanned runs instead (12 ms of 40 on 20,000 rows).
-    WHERE r.id = ANY(ARRAY(SELECT id FROM picked)) AND r.id = d.id AND s.id = r.schedule_id
+    -- ctid = ANY(ARRAY(…)) fetches the picked rows where the lock found them (a TID scan, no
+    -- primary-key descent: the rows are locked, so they cannot have moved); r.id = d.id still
+    -- checks each one. With a plain join on a CTE the planner guessed ~100 rows and seq-scanned runs.
+    WHERE r.ctid = ANY(ARRAY(SELECT ctid FROM picked)) AND r.id = d.id AND s.id = r.schedule_id
     RETURNING r.id, r.schedule_id, s.name AS schedule_name, s.handler, s.payload,
       -- Epoch milliseconds: db.execute hands timestamptz back as text.
       (extract(epoch FROM r.scheduled_for) * 1000)::float8 AS scheduled_for_ms, r.attempts,
