@@ -1,5 +1,6 @@
 // `node --import tsx scripts/bench/profile.ts [S] [batch]`: one connection, no workers: time
 // claimRunsDetailed and finishRuns per batch on S materialised minute-zero slots (scratch database).
+// PROFILE_RESCUE=0 claims as a worker does between its looks for expired leases (see runner.ts).
 import pg from "pg";
 import { createDb, createPool } from "../../lib/db/client";
 import { migrateDatabase } from "../../lib/db/migrate";
@@ -40,7 +41,7 @@ async function main() {
     let n = 0;
     for (;;) {
       const t0 = performance.now();
-      const { claimed } = await claimRunsDetailed(db, { workerId: "p", partitions: parts, limit: batch });
+      const { claimed } = await claimRunsDetailed(db, { workerId: "p", partitions: parts, limit: batch, rescueExpired: process.env.PROFILE_RESCUE !== "0" });
       const t1 = performance.now();
       if (claimed.length === 0) break;
       await finishRuns(db, "p", claimed.map((r) => ({ id: r.id, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
