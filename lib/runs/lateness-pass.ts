@@ -14,8 +14,12 @@ export type LatenessPassResult = { skipped: number; coalesced: number; tooLate: 
  *   newest of its schedule is skipped `coalesced` into that newest one; `all` → left to run.
  * Only origin `schedule`/`catch_up` with attempts = 0: retries are not missed slots, and manual and
  * backfill runs were asked for explicitly, so neither catch-up nor max lateness applies to them.
- * Rows a claimer holds are skipped (SKIP LOCKED): they are being run, which settles them. (SELECT sk_now())
- * is an InitPlan, read once: bare sk_now() in a filter would be evaluated for every pending run.
+ * Only the rows it changes are locked, and rows a claimer holds are skipped (SKIP LOCKED): they are
+ * being run, which settles them. Locking every late run instead meant that in a backlog older than
+ * the grace period (a top of the hour that takes longer than 30 s to start) every tick locked the
+ * whole backlog, which under 'latest' it leaves as it is, and the claims skipped past those locks.
+ * (SELECT sk_now()) is an InitPlan, read once: bare sk_now() in a filter would be evaluated for
+ * every pending run.
  */
 export async function runLatenessPass(db: Executor, opts: { partitions: number[] | null; graceSeconds: number }): Promise<LatenessPassResult> {
   const partitions = opts.partitions === null ? null : sql.param(opts.partitions);
@@ -32,7 +36,6 @@ export async function runLatenessPass(db: Executor, opts: { partitions: number[]
         -- Under 'all' a late run stays pending unless max lateness applies: don't touch that backlog every tick.
         AND (s.catch_up <> 'all' OR s.max_lateness_seconds IS NOT NULL)
         AND (s.catch_up <> 'all' OR r.due_at < (SELECT sk_now()) - make_interval(secs => s.max_lateness_seconds))
-      FOR UPDATE OF r SKIP LOCKED
     ), ranked AS (
       SELECT late.*, max(scheduled_for) FILTER (WHERE NOT too_late) OVER (PARTITION BY schedule_id) AS newest
       FROM late
@@ -44,11 +47,17 @@ export async function runLatenessPass(db: Executor, opts: { partitions: number[]
         END::skip_reason AS reason,
         CASE WHEN NOT too_late AND catch_up = 'latest' AND scheduled_for < newest THEN newest END AS into_slot
       FROM ranked
+    ), locked AS (
+      -- Lock what will change, and check it is still a never-attempted pending run now that it is
+      -- locked (a claimer may have taken it since the snapshot; it then runs instead).
+      SELECT r.id FROM runs r
+      WHERE r.id = ANY(ARRAY(SELECT id FROM decided WHERE reason IS NOT NULL)) AND r.state = 'pending' AND r.attempts = 0
+      FOR UPDATE SKIP LOCKED
     ), skipped AS (
       UPDATE runs SET state = 'skipped', skip_reason = d.reason, coalesced_into = d.into_slot,
              skipped_until = runs.scheduled_for, skipped_count = 1, finished_at = sk_now()
-      FROM decided d
-      WHERE runs.id = d.id AND d.reason IS NOT NULL
+      FROM decided d JOIN locked l ON l.id = d.id
+      WHERE runs.id = d.id
       RETURNING d.reason
     )
     SELECT reason, count(*)::int AS n FROM skipped GROUP BY reason`);

@@ -5,6 +5,7 @@ import { setClock } from "../testing/clock";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { makeRun, makeSchedule } from "../testing/factories";
 import { jitterOffsetMs } from "../schedules/jitter";
+import { runLatenessPass } from "./lateness-pass";
 import { tickOnce } from "./tick";
 
 let t: TestDatabase;
@@ -90,6 +91,57 @@ describe("runs materialised before an outage (the lateness pass)", () => {
     expect(latest.filter((r) => r.state === "pending").map((r) => iso(r.scheduledFor))).toEqual(["10:03:00", "10:04:00", "10:05:00"]);
     expect(latest.filter((r) => r.skipReason === "coalesced").every((r) => iso(r.coalescedInto) === "10:03:00")).toBe(true);
     expect(all.filter((r) => r.state === "pending")).toHaveLength(6);
+  });
+
+  it("locks only the runs it changes: a late run it keeps stays free for the claims", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 60, catchUp: "latest" });
+    await tick({ horizonSeconds: 60 }); // 10:00 and 10:01 pending
+    await setClock(t.pool, at("10:05:00")); // both late: 10:00 is coalesced into 10:01, which is kept
+    const [older, newer] = await runsOf(s.id);
+    expect([iso(older.scheduledFor), iso(newer.scheduledFor)]).toEqual(["10:00:00", "10:01:00"]);
+    const claimer = await t.pool.connect();
+    try {
+      await t.db.transaction(async (tx) => {
+        const r = await runLatenessPass(tx, { partitions: null, graceSeconds: 30 });
+        expect(r.coalesced).toBe(1);
+        // While the pass's transaction is open, a claimer still gets the run it kept.
+        const free = await claimer.query(
+          `SELECT scheduled_for FROM runs WHERE schedule_id = $1 AND state = 'pending' FOR UPDATE SKIP LOCKED`,
+          [s.id],
+        );
+        expect(free.rows.map((row) => iso(new Date(row.scheduled_for)))).toEqual(["10:01:00"]);
+      });
+    } finally {
+      claimer.release();
+    }
+  });
+
+  it("runs only when asked: the worker's tick loop asks every few seconds, not every tick", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 60, catchUp: "skip" });
+    await tick({ horizonSeconds: 0 }); // 10:00 pending
+    await setClock(t.pool, at("10:05:00"));
+    expect((await tick({ horizonSeconds: 0, latenessPass: false })).skipped).toBe(4); // 10:01-10:04, from the schedule
+    expect((await runsOf(s.id)).find((r) => iso(r.scheduledFor) === "10:00:00")?.state).toBe("pending");
+    expect((await tick({ horizonSeconds: 0 })).skipped).toBe(1);
+  });
+
+  it("leaves a late run alone when a claimer holds it", async () => {
+    await setClock(t.pool, at("10:00:00"));
+    const s = await makeSchedule(t.db, { everySeconds: 60, catchUp: "skip" });
+    await tick({ horizonSeconds: 0 }); // 10:00 pending
+    await setClock(t.pool, at("10:05:00"));
+    const claimer = await t.pool.connect();
+    try {
+      await claimer.query("BEGIN");
+      await claimer.query(`SELECT 1 FROM runs WHERE schedule_id = $1 FOR UPDATE`, [s.id]);
+      expect((await runLatenessPass(t.db, { partitions: null, graceSeconds: 30 })).skipped).toBe(0);
+      await claimer.query("ROLLBACK");
+    } finally {
+      claimer.release();
+    }
+    expect((await runLatenessPass(t.db, { partitions: null, graceSeconds: 30 })).skipped).toBe(1);
   });
 
   it("leaves retries, manual and backfill runs alone", async () => {

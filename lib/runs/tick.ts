@@ -29,6 +29,8 @@ export type TickOptions = {
   maxSlotsPerSchedule?: number;
   /** Batches per call, so one call stays bounded when many schedules are due. */
   maxBatches?: number;
+  /** Run the lateness pass first (default true); the worker's tick loop runs it every few seconds. */
+  latenessPass?: boolean;
 };
 
 /** What one tick did: schedules advanced, runs created, and slots skipped by reason. */
@@ -56,7 +58,7 @@ export async function tickOnce(db: Db, opts: TickOptions): Promise<TickResult> {
   const add = (r: Partial<TickResult>) => {
     for (const k of Object.keys(total) as (keyof TickResult)[]) total[k] += r[k] ?? 0;
   };
-  add(await runLatenessPass(db, opts));
+  if (opts.latenessPass !== false) add(await runLatenessPass(db, opts));
   let catchUpRuns = 0;
   for (let i = 0; i < (opts.maxBatches ?? 10); i++) {
     const batch = await materialiseBatch(db, opts, batchSize);

@@ -15,14 +15,25 @@ export type TickLoopOptions = {
   onCreated?: () => void;
 };
 
+/**
+ * At most this often a tick also runs the lateness pass. It reads every late pending run of the
+ * partitions, so in a backlog older than the grace period it is the one part of a tick whose cost
+ * grows with the backlog; a slot marked missed a few seconds later changes nothing.
+ */
+export const LATENESS_PASS_INTERVAL_MS = 5_000;
+
 /** Materialise slots every interval through `tickOnce`; logs only when it did something. */
 export function startTickLoop(o: TickLoopOptions): Loop {
+  let lastLatenessPass = -Infinity;
   return startLoop({
     name: "run:tick",
     intervalMs: o.intervalMs,
     log: o.log,
     run: async () => {
-      const r = await tickOnce(o.db, { partitions: o.partitions(), horizonSeconds: o.horizonSeconds, graceSeconds: o.graceSeconds });
+      const now = performance.now();
+      const latenessPass = now - lastLatenessPass >= LATENESS_PASS_INTERVAL_MS;
+      if (latenessPass) lastLatenessPass = now;
+      const r = await tickOnce(o.db, { partitions: o.partitions(), horizonSeconds: o.horizonSeconds, graceSeconds: o.graceSeconds, latenessPass });
       if (r.created > 0 || r.skipped > 0 || r.coalesced > 0 || r.tooLate > 0) {
         o.log.info({ event: "run:tick:done", ...r });
         if (r.created > 0) o.onCreated?.();
