@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { runClockFrom } from "../lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { insertRuns, insertSchedule, readRun, slots } from "./testing/fixtures";
+import { insertRuns, insertSchedule, readRun, slots, waitUntil } from "./testing/fixtures";
 import { killAllWorkers, startWorkers } from "./testing/spawn";
 
 // Several real worker processes on one database.
@@ -19,14 +19,6 @@ afterAll(async () => {
   await killAllWorkers();
   await t?.drop();
 });
-
-async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string) {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Attempts of one schedule's runs as [start, end] intervals on the database clock, in slot order. */
 async function attemptIntervals(scheduleId: number) {

@@ -3,6 +3,7 @@ import { createLogger } from "../../lib/log";
 import { setClock } from "../../lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "../../lib/testing/db";
 import { makeRun, makeSchedule } from "../../lib/testing/factories";
+import { waitUntil } from "../testing/fixtures";
 import { startRetentionLoop } from "./retention";
 
 let t: TestDatabase;
@@ -29,13 +30,7 @@ beforeEach(async () => {
 
 const stored = async () => Number((await t.pool.query(`SELECT count(*) AS n FROM runs WHERE schedule_id = $1`, [scheduleId])).rows[0].n);
 
-async function until(what: string, ok: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await ok())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const until = (what: string, ok: () => Promise<boolean>) => waitUntil(ok, 10_000, what, 20);
 
 describe("retention loop", () => {
   it("holds its deletes back while the worker has a backlog to claim, and sweeps once it is through", async () => {

@@ -84,6 +84,15 @@ export async function readRun(db: Queryable, id: number) {
   };
 }
 
+/** Poll `check` until it holds (another process or loop changes the database), or fail naming `what`. */
+export async function waitUntil(check: () => Promise<boolean>, timeoutMs: number, what: string, everyMs = 100): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 /** Poll a run's row until `pred` holds (real workers change it), failing with the last row seen. */
 export async function waitForRun(db: Queryable, id: number, pred: (r: Awaited<ReturnType<typeof readRun>>) => boolean, timeoutMs = 20_000) {
   const until = Date.now() + timeoutMs;
