@@ -68,9 +68,43 @@ export async function readJson(req: Request, maxBytes = 1024 * 1024): Promise<un
   const text = await req.text();
   if (Buffer.byteLength(text) > maxBytes) throw new AppError("too_large", `the request body is larger than ${maxBytes} bytes`, "body");
   if (!text.trim()) return {};
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch {
     throw new AppError("invalid", "the request body is not valid JSON", "body");
   }
+  // PostgreSQL stores no NUL character in text or jsonb (it refuses the whole statement), so a
+  // "\u0000" anywhere would otherwise surface as a 500 after validation passed. JSON can only carry
+  // one escaped, so the walk runs only when the text holds that escape.
+  if (text.includes("\\u0000")) {
+    const at = pathOfNul(body);
+    if (at !== null) throw new AppError("invalid", `${at || "body"} must not contain the NUL character (\\u0000)`, at || "body");
+  }
+  return body;
+}
+
+/** The dotted path of the first string or key holding a NUL character, or null. Iterative: bodies nest deep. */
+function pathOfNul(body: unknown): string | null {
+  type Node = { value: unknown; key: string | null; parent: Node | null };
+  const pathOf = (n: Node | null, last?: string): string => {
+    const keys: string[] = last === undefined ? [] : [last];
+    for (let at = n; at && at.key !== null; at = at.parent) keys.push(at.key);
+    return keys.reverse().join(".");
+  };
+  const stack: Node[] = [{ value: body, key: null, parent: null }];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    const { value } = node;
+    if (typeof value === "string") {
+      if (value.includes("\u0000")) return pathOf(node);
+    } else if (typeof value === "object" && value !== null) {
+      const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : Object.entries(value);
+      for (const [key, child] of entries) {
+        if (key.includes("\u0000")) return pathOf(node, key);
+        stack.push({ value: child, key, parent: node });
+      }
+    }
+  }
+  return null;
 }

@@ -56,6 +56,22 @@ describe("schedules API", () => {
     expect(await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules")).toEqual(before);
   });
 
+  it("refuses a NUL character in any string or payload key (400 naming the field), saving nothing", async () => {
+    // PostgreSQL cannot store U+0000 in text or jsonb; without this check the insert failed with a 500.
+    const before = await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules");
+    const refuse = async (body: Record<string, unknown>, field: string) => {
+      const r = await call("POST", "list", null, { body: { name: "nul-check", handler: "noop", everySeconds: 60, ...body } });
+      expect([r.status, r.body.error.code, r.body.error.field]).toEqual([400, "validation", field]);
+      expect(r.body.error.message).toContain("NUL");
+    };
+    await refuse({ description: "name\u0000with-nul" }, "description");
+    await refuse({ payload: { url: "https://example.test/\u0000" } }, "payload.url");
+    await refuse({ payload: { nested: [{ ok: 1 }, { "k\u0000": 2 }] } }, "payload.nested.1.k\u0000");
+    const patch = await call("PATCH", "one", "nightly report", { body: { version: 1, description: "\u0000" } });
+    expect([patch.status, patch.body.error.field]).toEqual([400, "description"]);
+    expect(await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules")).toEqual(before);
+  });
+
   it("reads one (URL-encoded name) and lists; 404 for unknown names", async () => {
     expect((await call("GET", "one", "nightly report")).body.schedule.name).toBe("nightly report");
     expect((await call("GET", "one", "missing")).status).toBe(404);
