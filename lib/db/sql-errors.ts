@@ -38,3 +38,13 @@ export function isIntegrityViolation(err: unknown): boolean {
   const code = codeOf(err);
   return code === "23514" || code === "23502" || code === "23503" || code === "22P02" || code === "22007" || code === "22008";
 }
+
+/** True when PostgreSQL refused a NUL character (U+0000) in text (22021) or jsonb (22P05). */
+export function isNulRejection(err: unknown): boolean {
+  // Drizzle wraps the driver's error (DrizzleQueryError); the SQLSTATE is on its cause.
+  for (let e = err, depth = 0; e && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = codeOf(e);
+    if (code === "22021" || code === "22P05") return true;
+  }
+  return false;
+}

@@ -5,6 +5,7 @@ import { resolveAccess, type Access } from "../auth/access";
 import { getAccessSettings } from "../auth/settings";
 import { findTokenActor } from "../auth/tokens";
 import { checkMutationRequest } from "../security/csrf";
+import { isNulRejection } from "../db/sql-errors";
 import { getDb, getLog } from "./db";
 
 /** Route params as Next 16 passes them (a promise). */
@@ -36,6 +37,8 @@ function wrap<P>(needs: "viewer" | "operator", fn: Handler<P>) {
       }
       return withNoStore(await fn(req, ctx, access.actor));
     } catch (err) {
+      // A NUL that came some other way than a JSON body (a path or query parameter) is still the caller's input.
+      if (isNulRejection(err)) err = new AppError("invalid", "the request holds a NUL character (\\u0000), which PostgreSQL cannot store or compare", "request");
       return withNoStore(toResponse(err, (e) => getLog().error({ event: "api:error", err: e })));
     }
   };

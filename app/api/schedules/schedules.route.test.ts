@@ -69,6 +69,9 @@ describe("schedules API", () => {
     await refuse({ payload: { nested: [{ ok: 1 }, { "k\u0000": 2 }] } }, "payload.nested.1.k\u0000");
     const patch = await call("PATCH", "one", "nightly report", { body: { version: 1, description: "\u0000" } });
     expect([patch.status, patch.body.error.field]).toEqual([400, "description"]);
+    // Not through a body: a name in the path.
+    const read = await call("GET", "one", "a\u0000b");
+    expect([read.status, read.body.error.field]).toEqual([400, "request"]);
     expect(await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules")).toEqual(before);
   });
 
