@@ -16,7 +16,11 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
   // but their plans must stay custom, built for the actual arrays and limit: a generic plan for the
   // finish took 60-74 ms per 500 runs against 8.6 ms (scripts/bench/profile.ts). Only named
   // statements are affected; plain ones are planned for their values anyway.
-  const options: string[] = ["-c plan_cache_mode=force_custom_plan"];
+  // No JIT: its compile step costs about half a second (measured: 495 ms of LLVM work for the
+  // lateness pass, a statement that finds nothing and runs in 3 ms without it), and our statements
+  // are short OLTP ones whose row estimates (a backlog, a whole partition) can still cross
+  // jit_above_cost. Servers built without LLVM (the embedded one) ignore the setting.
+  const options: string[] = ["-c plan_cache_mode=force_custom_plan", "-c jit=off"];
   // A transaction left open (say, by a bug) must not block vacuum on the runs table for long.
   if (opts.idleInTransactionTimeoutMs) options.push(`-c idle_in_transaction_session_timeout=${opts.idleInTransactionTimeoutMs}`);
   if (opts.statementTimeoutMs) options.push(`-c statement_timeout=${opts.statementTimeoutMs}`);
