@@ -126,7 +126,7 @@ async function main() {
   while (workers.live().filter((w) => w.role !== "churn").length < o.workers - 1) workers.start("normal");
   const drainDeadline = Date.now() + (o.leaseSeconds * 2 + 30) * 1000;
   for (let i = 0; i < 1000 && Date.now() < drainDeadline; i++) {
-    const r = await monitor.query("SELECT count(*)::int AS n FROM runs WHERE state IN ('pending', 'running') AND scheduled_for <= to_timestamp($1 / 1000.0)", [cutAt]);
+    const r = await monitor.query("SELECT count(*)::int AS n FROM run_queue WHERE state IN ('pending', 'running') AND scheduled_for <= to_timestamp($1 / 1000.0)", [cutAt]);
     if (r.rows[0].n === 0) break;
     await sleep(500);
   }

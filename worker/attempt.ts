@@ -20,9 +20,9 @@ export async function runAttempt(
 ): Promise<{ result: RunResult; durationMs: number }> {
   const started = performance.now();
   const { abort } = deps;
-  const finish = (r: Omit<RunResult, "id" | "attempt" | "durationMs">) => {
+  const finish = (r: Omit<RunResult, "id" | "attempt" | "scheduleId" | "durationMs">) => {
     const durationMs = Math.round(performance.now() - started);
-    return { result: { id: run.id, attempt: run.attempt, durationMs, ...r }, durationMs };
+    return { result: { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, durationMs, ...r }, durationMs };
   };
   const fromAbort = () => {
     const reason = abort.reason!;

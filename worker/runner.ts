@@ -51,6 +51,10 @@ export function createRunner(o: RunnerOptions) {
   let flushRetryTimer: NodeJS.Timeout | undefined;
   let drained: (() => void) | undefined;
   let lastRescueAt = -Infinity;
+  // Runs of exclusive schedules (overlap forbid or skip) are asked for on every pass while there
+  // are some, otherwise once per poll interval.
+  let lastExclusiveAt = -Infinity;
+  let exclusiveSeen = true;
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
 
@@ -199,7 +203,10 @@ export function createRunner(o: RunnerOptions) {
       const sentAt = performance.now();
       const rescueExpired = sentAt - lastRescueAt >= (o.rescueIntervalMs ?? 0);
       if (rescueExpired) lastRescueAt = sentAt;
-      const { claimed, settled } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit, rescueExpired });
+      const checkExclusive = exclusiveSeen || sentAt - lastExclusiveAt >= (o.rescueIntervalMs ?? 0);
+      if (checkExclusive) lastExclusiveAt = sentAt;
+      const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit, rescueExpired, checkExclusive });
+      if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
       for (const run of claimed) void start(run, sentAt);
       const full = claimed.length + settled.length >= limit;
@@ -221,7 +228,7 @@ export function createRunner(o: RunnerOptions) {
       const due = [...inFlight.values()].filter((e) => !e.abort.aborted && now - e.renewedSentAt >= e.leaseMs / 3);
       if (due.length === 0) return;
       const sentAt = performance.now();
-      const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds })));
+      const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, scheduleId: e.run.scheduleId, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds })));
       for (const e of due) {
         if (inFlight.get(e.run.id) !== e) continue;
         if (held.has(e.run.id)) {

@@ -19,7 +19,7 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" 
 
 export const catchUpPolicy = pgEnum("catch_up_policy", ["skip", "latest", "all"]);
 export const overlapPolicy = pgEnum("overlap_policy", ["allow", "forbid", "skip"]);
-/** pending → running → done | pending (retry) | dead; skipped never ran (policy, lateness, overlap). */
+/** pending → running → done | pending (retry) | dead; skipped never ran (policy, lateness, overlap). 'running' is stored in run_queue only. */
 export const runState = pgEnum("run_state", ["pending", "running", "done", "dead", "skipped"]);
 /** Why a run exists. */
 export const runOrigin = pgEnum("run_origin", ["schedule", "catch_up", "manual", "backfill"]);
@@ -80,8 +80,18 @@ export const schedules = pgTable(
 );
 
 /**
- * One row per slot. `(schedule_id, scheduled_for)` is unique for every non-manual run: that key is
- * the whole "each slot exists once" promise. `attempts` is the fencing token: it rises on every claim.
+ * One row per slot: the run's identity and its record. `(schedule_id, scheduled_for, slot_seq)` is
+ * unique: that key is the whole "each slot exists once" promise. `attempts` is the fencing token: it
+ * rises on every claim.
+ *
+ * While a run is unfinished its live part (claimable when, running where, the current token) is in
+ * `run_queue`, and this row is written only when the run settles or waits again: at materialisation,
+ * at the end of each attempt (done, retry, dead) and by operator actions. A claim never touches it,
+ * so `state` here reads 'pending' for a run that is running; read the state through `run_status`
+ * (drizzle/0006_run_queue.sql), which overlays the queue. Why: no index of runs mentions the state,
+ * so the finish, the one write of the top of the hour, is a HOT update with no index entry at all,
+ * and the claim rewrites a narrow queue row instead of this wide one (scripts/bench: 2.4x the starts
+ * per second of the layout where claims and finishes moved runs between partial indexes here).
  */
 export const runs = pgTable(
   "runs",
@@ -95,8 +105,9 @@ export const runs = pgTable(
     scheduledFor: ts("scheduled_for").notNull(),
     /** Slot + deterministic jitter. */
     dueAt: ts("due_at").notNull(),
-    /** When the run may next be claimed: due_at at first, then backoff. */
+    /** When the run may next be claimed: due_at at first, then backoff (mirrored in run_queue). */
     runAfter: ts("run_after").notNull(),
+    /** pending (unfinished: run_queue says whether it waits or runs), done, dead or skipped. */
     state: runState("state").notNull().default("pending"),
     origin: runOrigin("origin").notNull().default("schedule"),
     /**
@@ -107,18 +118,18 @@ export const runs = pgTable(
     slotSeq: bigint("slot_seq", { mode: "number" })
       .notNull()
       .generatedAlwaysAs(sql`CASE WHEN origin = 'manual' THEN id ELSE 0 END`),
+    /** Attempts made, as of the last one that ended (the running attempt's token is in run_queue). */
     attempts: integer("attempts").notNull().default(0),
     /** Claims allowed before the run goes dead; re-queue raises it. */
     maxAttempts: integer("max_attempts").notNull(),
+    /** Unused since 0006 (the lease lives in run_queue); kept so older rows read the same. */
     leaseOwner: text("lease_owner"),
-    /** Not indexed on purpose: heartbeats only touch this column and so stay HOT updates. */
     leaseExpiresAt: ts("lease_expires_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
     /**
-     * The worker of the latest attempt, set by the claim and kept after the finish (lease_owner is
-     * cleared). With duration_ms it is that attempt's record when it has no `attempts` row: a run
-     * that succeeded on its first attempt writes none (see `run_attempts`).
+     * The worker of the latest attempt that ended. With duration_ms it is that attempt's record when
+     * it has no `attempts` row: a run that succeeded on its first attempt writes none (see `run_attempts`).
      */
     workerId: text("worker_id"),
     durationMs: integer("duration_ms"),
@@ -133,22 +144,61 @@ export const runs = pgTable(
   },
   (t) => [
     // Each slot exists once (slot_seq is 0 for every run but a manual one), and the history,
-    // newest first, keyset-paginated on (scheduled_for, slot_seq). One index for both: every
-    // claim and every finish inserts a version into each index of runs (they change the state, so
-    // they cannot be HOT updates), and a separate history index cost ~9% of a claim + finish
-    // (scripts/bench/profile.ts with PROFILE_SQL="DROP INDEX ...").
+    // newest first, keyset-paginated on (scheduled_for, slot_seq). The only index besides the
+    // primary key, and neither names the state: see the table comment.
     uniqueIndex("runs_slot_key").on(t.scheduleId, t.scheduledFor.desc(), t.slotSeq.desc()),
-    // Claim: pending runs of a partition in due order.
-    index("runs_claimable_idx").on(t.partition, t.runAfter).where(sql`state = 'pending'`),
-    // The few running runs: lease expiry, the workers page, and overlap checks per schedule.
-    index("runs_running_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'running'`),
-    // Overlap checks and oldest-pending health: pending runs per schedule. Pending only, not
-    // pending-or-running: a claim moves a run from pending to running, and a run that stayed in
-    // this index would cost every claim one more index entry (it is not a HOT update).
-    index("runs_pending_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'pending'`),
-    // Dead runs across schedules and per schedule.
-    index("runs_dead_idx").on(t.scheduleId, t.id).where(sql`state = 'dead'`),
     check("runs_attempts_nonneg", sql`attempts >= 0`),
+  ],
+);
+
+/**
+ * The live part of every unfinished run: one row per run that is pending, running or dead, none for
+ * a settled one (done, skipped). The claim, the heartbeat and the finish work here; `runs` keeps the
+ * record. Kept in step with `runs` in the same statement by the code that moves a run, and by
+ * triggers on runs for inserts and deletes (any INSERT of a pending run queues it; deleting a run
+ * drops its row). Narrow on purpose: a claim rewrites this row (a new version, one index entry, in
+ * run_queue_running_idx) and nothing else.
+ *
+ * No primary key: every index here is partial on the state, so a claim (pending → running) adds one
+ * entry, to run_queue_running_idx; a key on run_id would be a second entry per claim. Rows are found
+ * by (schedule_id, scheduled_for) through the index of their state, then checked on run_id.
+ */
+export const runQueue = pgTable(
+  "run_queue",
+  {
+    runId: bigint("run_id", { mode: "number" }).notNull(),
+    scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
+    scheduledFor: ts("scheduled_for").notNull(),
+    partition: integer("partition").notNull(),
+    /** Pending: claimable from then. Running: the lease deadline as claimed (lease_expires_at moves on). */
+    runAfter: ts("run_after").notNull(),
+    state: runState("state").notNull(),
+    origin: runOrigin("origin").notNull(),
+    /** The fencing token: attempts claimed so far, the running one included. */
+    attempts: integer("attempts").notNull(),
+    maxAttempts: integer("max_attempts").notNull(),
+    leaseOwner: text("lease_owner"),
+    /** Not indexed on purpose: heartbeats touch only this column and so stay HOT updates. */
+    leaseExpiresAt: ts("lease_expires_at"),
+    startedAt: ts("started_at"),
+    /**
+     * The schedule's overlap policy is forbid or skip, so claiming this run means checking its
+     * predecessors. Copied from the schedule when the run is queued (and rewritten when the policy
+     * changes): the common claim takes only runs without it and reads no schedule to decide.
+     */
+    exclusive: boolean("exclusive").notNull().default(false),
+  },
+  (t) => [
+    // Claim: pending runs of a partition in due order.
+    index("run_queue_claim_idx").on(t.partition, t.runAfter).where(sql`state = 'pending'`),
+    // The few pending runs whose claim checks overlap, so the claim can ask for them apart.
+    index("run_queue_exclusive_idx").on(t.partition, t.runAfter).where(sql`state = 'pending' AND exclusive`),
+    // Per schedule, one index per state: overlap checks, the oldest pending run, finish and
+    // heartbeat look-ups (running), dead runs; all running runs (expired leases, the workers page).
+    index("run_queue_pending_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'pending'`),
+    index("run_queue_running_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'running'`),
+    index("run_queue_dead_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'dead'`),
+    check("run_queue_unfinished", sql`state IN ('pending', 'running', 'dead')`),
   ],
 );
 
@@ -337,6 +387,7 @@ export const clock = pgTable(
 export type Schedule = InferSelectModel<typeof schedules>;
 export type NewSchedule = InferInsertModel<typeof schedules>;
 export type Run = InferSelectModel<typeof runs>;
+export type QueuedRun = InferSelectModel<typeof runQueue>;
 export type NewRun = InferInsertModel<typeof runs>;
 export type Attempt = InferSelectModel<typeof attempts>;
 export type Worker = InferSelectModel<typeof workers>;

@@ -53,7 +53,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
   const idsParam = sql.param(ids);
   const stepI = sql`make_interval(secs => ${step})`;
   // Runs slotted before the window that were still waiting inside it: look back an eighth of the
-  // window (still-pending ones of any age come from runs_pending_idx in the second branch).
+  // window (still-pending ones of any age come from run_queue_pending_idx in the second branch).
   const lookback = Math.max(step, seconds / 8);
 
   const [outcomes, since, pending] = await Promise.all([
@@ -98,13 +98,14 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
       WITH w AS (
         SELECT r.schedule_id, r.scheduled_for AS sf,
           CASE WHEN r.state = 'pending' THEN 'infinity'::timestamptz ELSE coalesce(r.started_at, r.finished_at, ${nowIso}::timestamptz) END AS wait_end
-        FROM runs r
+        -- run_status: a running run has started (its start is in run_queue), it is not waiting.
+        FROM run_status r
         WHERE r.schedule_id = ANY(${idsParam}::bigint[]) AND r.state <> 'skipped'
           AND r.scheduled_for >= ${startIso}::timestamptz - make_interval(secs => ${lookback})
           AND r.scheduled_for <= ${nowIso}::timestamptz
         UNION ALL
         SELECT r.schedule_id, r.scheduled_for, 'infinity'::timestamptz
-        FROM runs r
+        FROM run_queue r
         WHERE r.schedule_id = ANY(${idsParam}::bigint[]) AND r.state = 'pending'
           AND r.scheduled_for < ${startIso}::timestamptz - make_interval(secs => ${lookback})),
       span AS (

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getScheduleHealth, type ScheduleHealth } from "./schedule-health";
 
-/** Counts for the Overview header, each read through a small partial index (never a full count). */
+/** Counts for the Overview header; the run counts read run_queue's partial indexes (unfinished runs only, never the history). */
 export type OverviewTotals = {
   schedules: number;
   paused: number;
@@ -31,9 +31,9 @@ export async function getOverviewTotals(db: Db): Promise<OverviewTotals> {
       (SELECT count(*) FROM schedules WHERE deleted_at IS NULL AND NOT enabled)::int AS paused,
       (SELECT count(*) FROM workers WHERE stopped_at IS NULL
          AND last_heartbeat_at > sk_now() - make_interval(secs => ${WORKER_ALIVE_SECONDS}))::int AS workers_alive,
-      (SELECT count(*) FROM runs WHERE state = 'pending')::int AS pending,
-      (SELECT count(*) FROM runs WHERE state = 'running')::int AS running,
-      (SELECT count(*) FROM runs WHERE state = 'dead')::int AS dead,
+      (SELECT count(*) FROM run_queue WHERE state = 'pending')::int AS pending,
+      (SELECT count(*) FROM run_queue WHERE state = 'running')::int AS running,
+      (SELECT count(*) FROM run_queue WHERE state = 'dead')::int AS dead,
       sk_now() AS now`);
   const row = r.rows[0];
   return {

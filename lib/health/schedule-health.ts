@@ -12,8 +12,8 @@
  *
  * Ages are computed in SQL against sk_now() (one clock decides); only the threshold, which needs
  * the cron maths, is computed here. Each number is read through an index per schedule:
- * runs_slot_key (newest first) for the last success, runs_dead_idx for dead runs and
- * runs_pending_idx for the oldest pending slot — never a scan of the whole runs table.
+ * runs_slot_key (newest first) for the last success, run_queue_dead_idx for dead runs and
+ * run_queue_pending_idx for the oldest slot still waiting — never a scan of the whole runs table.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
@@ -166,7 +166,7 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
     SELECT s.id, s.enabled, s.cron, s.every_seconds, s.timezone,
       s.late_after_seconds, s.late_grace_seconds, s.backlog_after_seconds,
       extract(epoch FROM c.now - ls.finished_at)::float8 AS since_last_success,
-      (SELECT count(*) FROM runs d WHERE d.schedule_id = s.id AND d.state = 'dead')::int AS dead_runs,
+      (SELECT count(*) FROM run_queue d WHERE d.schedule_id = s.id AND d.state = 'dead')::int AS dead_runs,
       extract(epoch FROM c.now - op.scheduled_for)::float8 AS oldest_pending_age,
       greatest(0, extract(epoch FROM c.now - s.created_at))::float8 AS age,
       c.now
@@ -179,7 +179,7 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
         ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT 20) x
     ) ls ON true
     LEFT JOIN LATERAL (
-      SELECT p.scheduled_for FROM runs p
+      SELECT p.scheduled_for FROM run_queue p
       WHERE p.schedule_id = s.id AND p.state = 'pending' AND p.scheduled_for <= c.now
       ORDER BY p.scheduled_for LIMIT 1
     ) op ON true

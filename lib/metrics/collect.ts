@@ -4,7 +4,7 @@
  *
  * - per schedule: the health numbers from lib/health/schedule-health.ts (the same reads, the
  *   same rules as the console and the alerts), each through a per-schedule index;
- * - runs by state: pending, running and dead exactly, through their small partial indexes (the
+ * - runs by state: pending, running and dead exactly, through run_queue's partial indexes (the
  *   same counts as the Overview); done and skipped — the bulk of a 5M-row table — exactly while
  *   the table is small, and above ESTIMATE_ABOVE_ROWS the planner's row estimate (EXPLAIN, from
  *   the statistics autovacuum's ANALYZE keeps; runs is analysed at 2 % churn, see drizzle/0001),
@@ -115,7 +115,7 @@ async function latenessHistograms(db: Db): Promise<{ claimLateness: LatenessHist
         CASE WHEN r.attempts = 1 THEN extract(epoch FROM r.started_at - r.due_at)::float8 END AS start
       FROM schedules s
       JOIN LATERAL (
-        SELECT r.started_at, r.run_after, r.due_at, r.attempts FROM runs r
+        SELECT r.started_at, r.run_after, r.due_at, r.attempts FROM run_status r
         WHERE r.schedule_id = s.id
           AND r.scheduled_for >= (SELECT sk_now()) - make_interval(secs => ${LATENESS_SLOT_WINDOW_SECONDS} + s.jitter_seconds)
           AND r.started_at >= (SELECT sk_now()) - make_interval(secs => ${LATENESS_WINDOW_SECONDS})

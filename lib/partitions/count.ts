@@ -29,9 +29,13 @@ export async function setPartitionCount(db: Db, partitions: number): Promise<{ c
       ON CONFLICT (id) DO UPDATE SET partitions = excluded.partitions`);
     const s = await tx.execute(sql`
       UPDATE schedules SET partition = mod(id, ${partitions})::int WHERE partition <> mod(id, ${partitions})::int`);
+    // The claim reads the queue's partition; the record's copy of an unfinished run follows it.
     const r = await tx.execute(sql`
+      UPDATE run_queue SET partition = mod(schedule_id, ${partitions})::int
+      WHERE partition <> mod(schedule_id, ${partitions})::int`);
+    await tx.execute(sql`
       UPDATE runs SET partition = mod(schedule_id, ${partitions})::int
-      WHERE state IN ('pending', 'running') AND partition <> mod(schedule_id, ${partitions})::int`);
+      WHERE state IN ('pending', 'running', 'dead') AND partition <> mod(schedule_id, ${partitions})::int`);
     return { changed: true, schedules: s.rowCount ?? 0, runs: r.rowCount ?? 0 };
   });
 }

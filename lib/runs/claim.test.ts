@@ -4,6 +4,7 @@ import { advanceClock, setClock } from "../testing/clock";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
 import { insertRuns, insertSchedule, readAttempts, readRun, slots } from "../../worker/testing/fixtures";
 import { claimRuns, claimRunsDetailed } from "./claim";
+import { finishRuns } from "./finish";
 import { heartbeatRuns } from "./lease";
 
 let t: TestDatabase;
@@ -126,12 +127,16 @@ describe("overlap in the claim", () => {
   it("forbid: a later slot waits while an earlier run is running or waiting on retry", async () => {
     const s = await insertSchedule(t.pool, { overlap: "forbid" });
     const [a, b] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() - 2000) }, { scheduledFor: T0 }]);
-    expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((r) => r.id)).toEqual([a]);
+    const [first] = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
+    expect(first.id).toBe(a);
     expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toEqual([]);
     // a fails and waits on backoff: still unfinished, b still waits.
-    await t.pool.query("UPDATE runs SET state = 'pending', run_after = sk_now() + interval '1 minute', lease_owner = NULL WHERE id = $1", [a]);
+    await finishRuns(t.db, "w", [{ id: a, attempt: first.attempt, outcome: "failed", error: "boom", retryDelaySeconds: 60 }]);
     expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toEqual([]);
-    await t.pool.query("UPDATE runs SET state = 'done' WHERE id = $1", [a]);
+    await advanceClock(t.pool, 61_000);
+    const [retry] = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
+    expect([retry.id, retry.attempt]).toEqual([a, 2]);
+    await finishRuns(t.db, "w", [{ id: a, attempt: retry.attempt, outcome: "succeeded" }]);
     expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((r) => r.id)).toEqual([b]);
   });
 

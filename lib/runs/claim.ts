@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { executePrepared } from "../db/prepared";
 import type { RetryPolicy } from "./backoff";
@@ -11,7 +11,7 @@ export type ClaimedRun = {
   handler: string;
   payload: unknown;
   scheduledFor: Date;
-  /** The fencing token: `runs.attempts` after this claim. Every later write names it. */
+  /** The fencing token: the run's attempts after this claim. Every later write names it. */
   attempt: number;
   leaseSeconds: number;
   origin: "schedule" | "catch_up" | "manual" | "backfill";
@@ -33,6 +33,12 @@ export type ClaimOptions = {
    * lease + poll interval.
    */
   rescueExpired?: boolean;
+  /**
+   * Also claim runs of schedules whose overlap policy is forbid or skip (default true). Their claim
+   * checks each run's predecessors, in a statement of its own over a small index; when there were
+   * none at the last look, a worker claiming many times a second asks once per poll interval.
+   */
+  checkExclusive?: boolean;
 };
 
 type Row = {
@@ -53,10 +59,10 @@ type Row = {
 };
 
 /**
- * Claim up to `limit` due runs in one statement: pending runs whose run_after has passed and
- * running runs whose lease expired, skipping rows other workers hold (FOR UPDATE SKIP LOCKED).
- * Returns only the runs this worker must now execute; overlap skips and final-attempt expiries
- * are settled in the same statement (see `claimRunsDetailed`).
+ * Claim up to `limit` due runs: running runs whose lease expired, then pending runs whose run_after
+ * has passed, skipping rows other workers hold (FOR UPDATE SKIP LOCKED on run_queue, the live part
+ * of unfinished runs). Returns only the runs this worker must now execute; overlap skips and
+ * final-attempt expiries are settled on the way (see `claimRunsDetailed`).
  */
 export async function claimRuns(db: Db, opts: ClaimOptions): Promise<ClaimedRun[]> {
   const { claimed } = await claimRunsDetailed(db, opts);
@@ -66,142 +72,221 @@ export async function claimRuns(db: Db, opts: ClaimOptions): Promise<ClaimedRun[
 /** Where the next multi-partition claim starts, so every held partition gets its turn at the head. */
 let rotation = 0;
 
-type Claimed = { claimed: ClaimedRun[]; settled: ClaimOutcome[] };
+type Claimed = { claimed: ClaimedRun[]; settled: ClaimOutcome[]; exclusiveFound: number };
 
 /**
- * `claimRuns`, also reporting the rows the statement skipped (overlap) or sent dead (lease expired on the final attempt).
+ * `claimRuns`, also reporting the rows it skipped (overlap) or sent dead (lease expired on the final
+ * attempt), and how many runs of exclusive schedules it found (the runner's cue to keep asking).
  *
- * With several partitions it claims one partition per statement, rotating the starting one, until
- * the limit is reached. Why: `partition = $1 … ORDER BY run_after LIMIT n` walks the
- * (partition, run_after) index in order and stops after n rows (1.6 ms for 500 of 400,000 due
- * rows, measured with scripts/bench/explain.ts), while `partition = ANY($parts)` cannot return
- * index order on PostgreSQL 15: it read and sorted all 200,000 due rows of 8 partitions (225 ms).
+ * Up to three kinds of statement, each small, in this order:
+ * 1. expired leases, in every partition (when `rescueExpired`);
+ * 2. due runs of exclusive schedules (overlap forbid or skip) in the held partitions, with their
+ *    overlap checks (when `checkExclusive`);
+ * 3. the common case: due runs of the other schedules, one partition per statement, rotating the
+ *    starting one, until the limit is reached. Why per partition: `partition = $1 … ORDER BY
+ *    run_after LIMIT n` walks the (partition, run_after) index in order and stops after n rows
+ *    (1.6 ms for 500 of 400,000 due rows, measured with scripts/bench/explain.ts), while
+ *    `partition = ANY($parts)` cannot return index order on PostgreSQL 15: it read and sorted all
+ *    200,000 due rows of 8 partitions (225 ms).
+ * Splitting them keeps the statement of the top of the hour to what it must do: lock, rewrite the
+ * queue row, read the schedule's handler. With the expiry and overlap machinery in the same
+ * statement the claim took 37.6 µs of statement time per run; without, about 22 (pg_stat_statements
+ * over a 200,000-run drain by four connections; see the README's Scaling section).
  */
 export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Claimed> {
-  if (opts.limit <= 0) return { claimed: [], settled: [] };
-  const rescue = opts.rescueExpired !== false;
-  if (opts.partitions === null) return claimInPartition(db, opts, null, rescue);
-  const parts = opts.partitions;
-  // Holding no partition (yet, or any more) must still rescue expired leases: recovery stays within
-  // lease + poll interval and never waits for a dead worker's partition leases to change hands.
-  if (parts.length === 0) return rescue ? claimInPartition(db, opts, -1) : { claimed: [], settled: [] };
-  const out: Claimed = { claimed: [], settled: [] };
-  const start = rotation++ % Math.max(1, parts.length);
-  for (let i = 0; i < parts.length; i++) {
-    const left = opts.limit - out.claimed.length - out.settled.length;
-    if (left <= 0) break;
-    const r = await claimInPartition(db, { ...opts, limit: left }, parts[(start + i) % parts.length], rescue && i === 0);
+  const out: Claimed = { claimed: [], settled: [], exclusiveFound: 0 };
+  if (opts.limit <= 0) return out;
+  const left = () => opts.limit - out.claimed.length - out.settled.length;
+  const take = (r: { claimed: ClaimedRun[]; settled: ClaimOutcome[] }) => {
     out.claimed.push(...r.claimed);
     out.settled.push(...r.settled);
+  };
+  // Holding no partition (yet, or any more) must still rescue expired leases: recovery stays within
+  // lease + poll interval and never waits for a dead worker's partition leases to change hands.
+  if (opts.rescueExpired !== false) take(await rescueExpired(db, opts.workerId, opts.limit));
+  const parts = opts.partitions;
+  if (parts !== null && parts.length === 0) return out;
+  if (opts.checkExclusive !== false && left() > 0) {
+    const r = await claimExclusive(db, opts.workerId, parts, left());
+    out.exclusiveFound = r.claimed.length + r.settled.length;
+    take(r);
   }
+  if (parts === null) {
+    if (left() > 0) take(await claimPlain(db, opts.workerId, null, left()));
+    return out;
+  }
+  const start = rotation++ % parts.length;
+  for (let i = 0; i < parts.length && left() > 0; i++) take(await claimPlain(db, opts.workerId, parts[(start + i) % parts.length], left()));
   return out;
 }
 
-/**
- * One claim statement over one partition (or all of them, with null). Only the first statement of a
- * pass (`rescueExpired`) looks for expired leases: they are looked for in every partition anyway, so
- * the other statements skip that scan (a constant-false filter, never executed).
- */
-async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | null, rescueExpired = true): Promise<Claimed> {
-  const inPartition = (alias: string) => (partition === null ? sql`` : sql`AND ${sql.raw(alias)}.partition = ${partition}::int`);
+// What every claim statement returns for a run it now holds (q: the queue row as updated, s: its schedule).
+const RETURNING = sql`q.run_id AS id, q.schedule_id, s.name AS schedule_name, s.handler, s.payload,
+  -- Epoch milliseconds: db.execute hands timestamptz back as text.
+  (extract(epoch FROM q.scheduled_for) * 1000)::float8 AS scheduled_for_ms, q.attempts,
+  s.lease_seconds, q.origin, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, q.max_attempts, q.state`;
 
-  // One clock: every due/expired comparison reads sk_now(), never the worker's clock. Per-row uses
-  // are written (SELECT sk_now()), an InitPlan read once per statement: sk_now() is a SQL function
-  // that cannot be inlined, and called bare in SET it ran ~1,500 times per 500-run claim.
+/**
+ * The claim of the top of the hour: due pending runs of one partition (or all, with null) whose
+ * schedule allows overlap, locked in due order and turned into running queue rows (token + 1,
+ * lease). A narrow row rewritten with one index entry (run_queue_running_idx); the runs row is not
+ * touched, it is written when the attempt ends.
+ *
+ * One clock: every due comparison reads sk_now(), never the worker's clock. It is read once, in
+ * the clock CTE: sk_now() is a SQL function PostgreSQL cannot inline, and each (SELECT sk_now())
+ * is an InitPlan of its own.
+ */
+async function claimPlain(db: Db, workerId: string, partition: number | null, limit: number): Promise<Claimed> {
+  const inPartition = partition === null ? sql`` : sql`AND q.partition = ${partition}::int`;
   const result = await executePrepared<Row>(db, "sk_claim", sql`
-    WITH expired AS (
-      -- Running runs whose lease ran out: the previous worker died or stalled. Any worker rescues
-      -- them, whatever partitions it holds, so recovery stays within lease + poll interval and never
-      -- waits for the dead worker's partition leases to change hands. (Few rows: at most the
-      -- cluster's total concurrency are running.)
-      SELECT r.id, r.ctid, r.attempts, r.max_attempts, r.lease_owner, r.started_at, r.lease_expires_at
-      FROM runs r
-      WHERE r.state = 'running' AND r.lease_expires_at < (SELECT sk_now()) AND ${sql.raw(rescueExpired ? "true" : "false")}
-      LIMIT ${opts.limit}
-      FOR UPDATE SKIP LOCKED
-    ),
+    WITH clock AS (SELECT sk_now() AS now),
     due AS (
-      -- Pending runs that are due. Overlap: 'forbid' waits while any earlier run of the schedule is
-      -- unfinished (pending, incl. waiting on retry backoff, or running). 'skip' marks the run skipped
-      -- when an earlier one is running or waiting on retry, and otherwise waits only for an earlier
-      -- run that has not started yet (so a backlog runs one at a time, never side by side).
-      SELECT r.id, r.ctid, busy.any AS overlapped
-      FROM runs r
-      -- One primary-key probe per run, in due order: OFFSET 0 keeps this a per-row lookup. As a
-      -- plain join the planner hash-joined a seq scan of every schedule and sorted the partition's
-      -- due runs (11 ms of a 14 ms claim at 40,000 schedules, measured with scripts/bench/profile.ts).
-      CROSS JOIN LATERAL (SELECT sc.overlap FROM schedules sc WHERE sc.id = r.schedule_id OFFSET 0) s
-      CROSS JOIN LATERAL (
-        -- Each EXISTS matches one partial index (runs_running_idx, runs_pending_idx).
-        SELECT s.overlap = 'skip' AND (
-          EXISTS (SELECT 1 FROM runs p WHERE p.schedule_id = r.schedule_id AND p.scheduled_for < r.scheduled_for AND p.state = 'running')
-          OR EXISTS (SELECT 1 FROM runs p WHERE p.schedule_id = r.schedule_id AND p.scheduled_for < r.scheduled_for AND p.state = 'pending' AND p.attempts > 0)
-        ) AS any
-      ) busy
-      WHERE r.state = 'pending' AND r.run_after <= sk_now() ${inPartition("r")}
-        AND (s.overlap = 'allow'
-          OR busy.any
-          OR (NOT EXISTS (SELECT 1 FROM runs p WHERE p.schedule_id = r.schedule_id AND p.scheduled_for < r.scheduled_for AND p.state = 'pending')
-            AND NOT EXISTS (SELECT 1 FROM runs p WHERE p.schedule_id = r.schedule_id AND p.scheduled_for < r.scheduled_for AND p.state = 'running')))
-      ORDER BY r.run_after
-      -- A plain LIMIT the planner can see: with "limit - count(expired)" here it could not, assumed
-      -- a large result and chose hash join + sort over every due row of the partition (40 ms per 500
-      -- on 20,000 rows instead of ~5). The total is capped in picked.
-      LIMIT ${opts.limit}
-      FOR UPDATE OF r SKIP LOCKED
+      SELECT q.ctid FROM run_queue q
+      WHERE q.state = 'pending' AND NOT q.exclusive AND q.run_after <= (SELECT now FROM clock) ${inPartition}
+      ORDER BY q.run_after
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
+    )
+    UPDATE run_queue q SET
+      state = 'running',
+      -- Fencing: the token rises on every claim, so the previous holder's writes match no row.
+      attempts = q.attempts + 1,
+      lease_owner = ${workerId},
+      lease_expires_at = c.now + make_interval(secs => s.lease_seconds),
+      started_at = c.now,
+      run_after = c.now + make_interval(secs => s.lease_seconds)
+    FROM schedules s, clock c
+    -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
+    -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
+    -- seq-scanned the table.
+    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due)) AND s.id = q.schedule_id
+    RETURNING ${RETURNING}`);
+  return toClaimed(result.rows);
+}
+
+/**
+ * Due runs of schedules whose overlap policy is forbid or skip (run_queue_exclusive_idx), each
+ * checked against the schedule's earlier unfinished runs. 'forbid' waits while any earlier run is
+ * unfinished (pending, waiting on retry backoff, or running). 'skip' skips the run when an earlier
+ * one is running or waiting on retry, and otherwise waits only for an earlier run that has not
+ * started yet (so a backlog runs one at a time, never side by side).
+ */
+async function claimExclusive(db: Db, workerId: string, partitions: number[] | null, limit: number): Promise<Claimed> {
+  // One partition at a time through the index (LATERAL), as the plain claim, stopping at the limit.
+  const candidates = (where: SQL) => sql`
+    SELECT q.ctid, busy.any AS overlapped, q.run_after
+    FROM run_queue q
+    -- One primary-key probe per run, in due order: OFFSET 0 keeps it a per-row lookup.
+    CROSS JOIN LATERAL (SELECT sc.overlap FROM schedules sc WHERE sc.id = q.schedule_id OFFSET 0) s
+    CROSS JOIN LATERAL (
+      -- Each EXISTS matches one partial index (run_queue_running_idx, run_queue_pending_idx).
+      SELECT s.overlap = 'skip' AND (
+        EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'running')
+        OR EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'pending' AND p.attempts > 0)
+      ) AS any
+    ) busy
+    WHERE q.state = 'pending' AND q.exclusive AND q.run_after <= (SELECT now FROM clock) ${where}
+      AND (s.overlap = 'allow'
+        OR busy.any
+        OR (NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'pending')
+          AND NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'running')))
+    ORDER BY q.run_after
+    LIMIT ${limit}
+    FOR UPDATE OF q SKIP LOCKED`;
+  const due =
+    partitions === null
+      ? candidates(sql``)
+      : sql`SELECT x.* FROM unnest(${sql.param(partitions)}::int[]) AS p(partition)
+          CROSS JOIN LATERAL (${candidates(sql`AND q.partition = p.partition`)}) x
+          LIMIT ${limit}`;
+  const result = await executePrepared<Row>(db, "sk_claim_exclusive", sql`
+    WITH clock AS (SELECT sk_now() AS now),
+    due AS (${due}),
+    skipped AS (
+      DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due WHERE overlapped))
+      RETURNING q.run_id
     ),
-    picked AS (
-      -- Expired leases first (all of them fit: expired has the same LIMIT), then due runs, up to the limit.
-      SELECT x.id, x.ctid, x.lease_expired, x.next_state FROM (
-        -- A run whose final attempt's lease expired goes dead rather than past its allowance.
-        SELECT e.id, e.ctid, true AS lease_expired, CASE WHEN e.attempts >= e.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state, 0 AS rank
-        FROM expired e
-        UNION ALL
-        SELECT d.id, d.ctid, false, CASE WHEN d.overlapped THEN 'skipped' ELSE 'running' END::run_state, 1
-        FROM due d
-      ) x
-      ORDER BY x.rank
-      LIMIT ${opts.limit}
+    recorded AS (
+      UPDATE runs r SET state = 'skipped', skip_reason = 'overlap', finished_at = (SELECT now FROM clock)
+      WHERE r.id = ANY(ARRAY(SELECT run_id FROM skipped))
+    ),
+    claimed AS (
+      UPDATE run_queue q SET
+        state = 'running',
+        attempts = q.attempts + 1,
+        lease_owner = ${workerId},
+        lease_expires_at = c.now + make_interval(secs => s.lease_seconds),
+        started_at = c.now,
+        run_after = c.now + make_interval(secs => s.lease_seconds)
+      FROM schedules s, clock c
+      WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due WHERE NOT overlapped)) AND s.id = q.schedule_id
+      RETURNING ${RETURNING}
+    )
+    SELECT * FROM claimed
+    UNION ALL
+    SELECT run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'skipped' FROM skipped`);
+  return toClaimed(result.rows);
+}
+
+/**
+ * Running runs whose lease ran out: the previous worker died or stalled. Any worker rescues them,
+ * whatever partitions it holds, so recovery stays within lease + poll interval and never waits for
+ * the dead worker's partition leases to change hands. (Few rows: at most the cluster's total
+ * concurrency are running; this reads run_queue_running_idx whole.) The lost attempt is recorded;
+ * the run is claimed again by this worker, or goes dead when that was its final attempt.
+ */
+async function rescueExpired(db: Db, workerId: string, limit: number): Promise<Claimed> {
+  const result = await executePrepared<Row>(db, "sk_rescue", sql`
+    WITH clock AS (SELECT sk_now() AS now),
+    expired AS (
+      SELECT q.ctid, q.run_id, q.attempts, q.max_attempts, q.lease_owner, q.started_at, q.lease_expires_at,
+        CASE WHEN q.attempts >= q.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state
+      FROM run_queue q
+      WHERE q.state = 'running' AND q.lease_expires_at < (SELECT now FROM clock)
+      LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED
     ),
     lost AS (
       -- The attempt whose lease expired is history too: it ran somewhere and never finished.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error)
-      SELECT e.id, e.attempts, coalesce(e.lease_owner, 'unknown'), coalesce(e.started_at, e.lease_expires_at),
+      SELECT e.run_id, e.attempts, coalesce(e.lease_owner, 'unknown'), coalesce(e.started_at, e.lease_expires_at),
         e.lease_expires_at, 'lease_expired', 'lease expired: worker ' || coalesce(e.lease_owner, 'unknown') || ' stopped renewing it'
       FROM expired e
       WHERE e.attempts > 0
       ON CONFLICT (run_id, attempt) DO NOTHING
+    ),
+    recorded AS (
+      -- The record of the attempt that ended; a final one leaves the run dead.
+      UPDATE runs r SET
+        state = CASE WHEN e.next_state = 'dead' THEN 'dead' ELSE r.state END,
+        attempts = e.attempts,
+        worker_id = coalesce(e.lease_owner, r.worker_id),
+        started_at = e.started_at,
+        finished_at = CASE WHEN e.next_state = 'dead' THEN (SELECT now FROM clock) ELSE r.finished_at END,
+        last_error = CASE WHEN e.next_state = 'dead' THEN 'lease expired on final attempt'
+          ELSE 'lease expired: worker ' || coalesce(e.lease_owner, 'unknown') || ' stopped renewing it' END
+      FROM expired e
+      WHERE r.id = ANY(ARRAY(SELECT run_id FROM expired)) AND r.id = e.run_id
     )
-    UPDATE runs r SET
-      state = d.next_state,
-      -- Fencing: the token rises on every claim, so the previous holder's writes match no row.
-      attempts = CASE WHEN d.next_state = 'running' THEN r.attempts + 1 ELSE r.attempts END,
-      lease_owner = CASE WHEN d.next_state = 'running' THEN ${opts.workerId} END,
-      worker_id = CASE WHEN d.next_state = 'running' THEN ${opts.workerId} ELSE r.worker_id END,
-      lease_expires_at = CASE WHEN d.next_state = 'running' THEN (SELECT sk_now()) + make_interval(secs => s.lease_seconds) END,
-      started_at = CASE WHEN d.next_state = 'running' THEN (SELECT sk_now()) ELSE r.started_at END,
-      finished_at = CASE WHEN d.next_state = 'running' THEN NULL ELSE (SELECT sk_now()) END,
-      skip_reason = CASE WHEN d.next_state = 'skipped' THEN 'overlap'::skip_reason ELSE r.skip_reason END,
-      last_error = CASE
-        WHEN d.next_state = 'dead' THEN 'lease expired on final attempt'
-        WHEN d.lease_expired THEN 'lease expired: worker ' || coalesce(r.lease_owner, 'unknown') || ' stopped renewing it'
-        ELSE r.last_error
-      END
-    FROM picked d, schedules s
-    -- ctid = ANY(ARRAY(…)) fetches the picked rows where the lock found them (a TID scan, no
-    -- primary-key descent: the rows are locked, so they cannot have moved); r.id = d.id still
-    -- checks each one. With a plain join on a CTE the planner guessed ~100 rows and seq-scanned runs.
-    WHERE r.ctid = ANY(ARRAY(SELECT ctid FROM picked)) AND r.id = d.id AND s.id = r.schedule_id
-    RETURNING r.id, r.schedule_id, s.name AS schedule_name, s.handler, s.payload,
-      -- Epoch milliseconds: db.execute hands timestamptz back as text.
-      (extract(epoch FROM r.scheduled_for) * 1000)::float8 AS scheduled_for_ms, r.attempts,
-      s.lease_seconds, r.origin, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, r.max_attempts, r.state`);
+    UPDATE run_queue q SET
+      state = e.next_state,
+      attempts = CASE WHEN e.next_state = 'running' THEN q.attempts + 1 ELSE q.attempts END,
+      lease_owner = CASE WHEN e.next_state = 'running' THEN ${workerId} END,
+      lease_expires_at = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => s.lease_seconds) END,
+      started_at = CASE WHEN e.next_state = 'running' THEN c.now END,
+      run_after = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => s.lease_seconds) ELSE q.run_after END
+    FROM expired e, schedules s, clock c
+    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM expired)) AND q.ctid = e.ctid AND s.id = q.schedule_id
+    RETURNING ${RETURNING}`);
+  return toClaimed(result.rows);
+}
 
+function toClaimed(rows: Row[]): Claimed {
   const claimed: ClaimedRun[] = [];
   const settled: ClaimOutcome[] = [];
-  for (const row of result.rows) {
+  for (const row of rows) {
     if (row.state !== "running") {
-      settled.push({ id: row.id, state: row.state });
+      settled.push({ id: Number(row.id), state: row.state });
       continue;
     }
     claimed.push({
@@ -218,5 +303,5 @@ async function claimInPartition(db: Db, opts: ClaimOptions, partition: number | 
       maxAttempts: row.max_attempts,
     });
   }
-  return { claimed, settled };
+  return { claimed, settled, exclusiveFound: 0 };
 }

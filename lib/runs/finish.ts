@@ -11,6 +11,11 @@ export type RunOutcome = "succeeded" | "failed" | "timed_out" | "aborted";
 /** One finished attempt to record. */
 export type RunResult = {
   id: number;
+  /**
+   * The run's schedule: how its queue row is found (run_queue_running_idx leads with it). The
+   * worker always knows it; without it the runs row is read to find it.
+   */
+  scheduleId?: number;
   /** The fencing token the worker claimed with; the write applies only while it is still current. */
   attempt: number;
   outcome: RunOutcome;
@@ -29,69 +34,166 @@ export function boundError(message: string | null | undefined): string | null {
 }
 
 /**
- * Record a batch of attempt results in one statement: done, retry (pending after backoff), dead,
- * or released (shutdown), plus an attempts row for each but a first-attempt success. Fencing: a row changes only where this
- * worker still holds the same token; results whose token is stale change nothing and come back
- * in `stale`.
+ * Record a batch of attempt results: done, retry (pending after backoff), dead, or released
+ * (shutdown), plus an attempts row for each but a first-attempt success. One statement for the
+ * successes and one for the rest, each for the whole batch. Fencing: a run
+ * changes only where this worker still holds the same token on its queue row (locked first, so a
+ * concurrent rescue either went before, and the token no longer matches, or waits); results whose
+ * token is stale change nothing and come back in `stale`.
+ *
+ * A success deletes the queue row and writes the runs row once, in place: no index of runs names a
+ * column it changes, so where the page has room it is a HOT update with no index entry.
  */
 export async function finishRuns(db: Db, workerId: string, results: RunResult[]): Promise<{ applied: number; stale: number[] }> {
   if (results.length === 0) return { applied: 0, stale: [] };
+  results = await withSchedule(db, results);
+  // Successes, nearly every result at the top of the hour, take a statement that does only what a
+  // success needs; the rest (retry, dead, release) the general one.
+  const succeeded = results.filter((r) => r.outcome === "succeeded");
+  const other = succeeded.length === results.length ? [] : results.filter((r) => r.outcome !== "succeeded");
+  const applied = new Set<number>();
+  if (succeeded.length > 0) for (const id of await finishSucceeded(db, workerId, succeeded)) applied.add(id);
+  if (other.length > 0) for (const id of await finishOther(db, workerId, other)) applied.add(id);
+  return { applied: applied.size, stale: results.map((r) => r.id).filter((id) => !applied.has(id)) };
+}
+
+/**
+ * Successes: delete each queue row (fenced) and write the record once, in place. The first attempt
+ * that succeeded stays on the run row (worker_id, started_at, finished_at, duration_ms; run_attempts
+ * reads it from there): no attempts row and no foreign-key check for the common case.
+ */
+async function finishSucceeded(db: Db, workerId: string, results: RunResult[]): Promise<number[]> {
+  const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
+  const result = await executePrepared<{ id: number }>(db, "sk_finish_done", sql`
+    WITH clock AS (SELECT sk_now() AS now),
+    held AS (
+      -- Fencing: only the holder of the current token may finish the run. Each queue row is found
+      -- among its schedule's running runs (run_queue_running_idx, usually one) and locked, so the
+      -- check holds until commit.
+      SELECT h.ctid, h.started_at, x.*
+      FROM unnest(${sql.param(results.map((r) => r.id))}::bigint[], ${sql.param(results.map((r) => r.attempt))}::int[],
+        ${sql.param(results.map((r) => r.scheduleId!))}::bigint[], ${sql.param(durations)}::int[]) AS x(id, attempt, schedule_id, duration_ms)
+      CROSS JOIN LATERAL (
+        SELECT q.ctid, q.started_at FROM run_queue q
+        WHERE q.state = 'running' AND q.schedule_id = x.schedule_id
+          AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
+        FOR UPDATE
+      ) h
+    ),
+    settled AS (
+      DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))
+    ),
+    recorded AS (
+      -- A success after retries: its attempt gets a row like the ones before it.
+      INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, duration_ms)
+      SELECT h.id, h.attempt, ${workerId}, coalesce(h.started_at, (SELECT now FROM clock)), (SELECT now FROM clock), 'succeeded', h.duration_ms
+      FROM held h WHERE h.attempt > 1
+      ON CONFLICT (run_id, attempt) DO NOTHING
+    )
+    -- No index of runs names a column this changes: where the page has room, a HOT update.
+    UPDATE runs r SET state = 'done', attempts = h.attempt, worker_id = ${workerId}, started_at = h.started_at,
+      finished_at = c.now, last_error = NULL, duration_ms = h.duration_ms
+    FROM held h, clock c
+    WHERE r.id = ANY(ARRAY(SELECT id FROM held)) AND r.id = h.id
+    RETURNING r.id`);
+  return result.rows.map((r) => Number(r.id));
+}
+
+/** Failures, timeouts and releases: retry after backoff, dead, or back to pending at once; each with its attempts row. */
+async function finishOther(db: Db, workerId: string, results: RunResult[]): Promise<number[]> {
   const ids = results.map((r) => r.id);
   const tokens = results.map((r) => r.attempt);
+  const scheduleIds = results.map((r) => r.scheduleId!);
   const outcomes = results.map((r) => r.outcome);
   const errors = results.map((r) => boundError(r.error));
   const nonRetryable = results.map((r) => r.nonRetryable === true);
   const delays = results.map((r) => Math.max(0, r.retryDelaySeconds ?? 0));
   const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
 
-  const result = await executePrepared<{ id: number }>(db, "sk_finish", sql`
+  const result = await executePrepared<{ id: number }>(db, "sk_finish_other", sql`
     WITH results AS (
-      SELECT * FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(tokens)}::int[], ${sql.param(outcomes)}::text[],
-        ${sql.param(errors)}::text[], ${sql.param(nonRetryable)}::bool[], ${sql.param(delays)}::float8[], ${sql.param(durations)}::int[])
-        AS x(id, attempt, outcome, error, non_retryable, delay_seconds, duration_ms)
+      SELECT * FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(tokens)}::int[], ${sql.param(scheduleIds)}::bigint[],
+        ${sql.param(outcomes)}::text[], ${sql.param(errors)}::text[],
+        ${sql.param(nonRetryable)}::bool[], ${sql.param(delays)}::float8[], ${sql.param(durations)}::int[])
+        AS x(id, attempt, schedule_id, outcome, error, non_retryable, delay_seconds, duration_ms)
+    ),
+    held AS (
+      -- Fencing: only the holder of the current token may finish the run. Each queue row is found
+      -- among its schedule's running runs (run_queue_running_idx) and locked, so the checks hold until commit.
+      SELECT h.ctid, h.max_attempts, h.started_at, x.*,
+        CASE
+          WHEN x.outcome = 'succeeded' THEN 'done'
+          WHEN x.outcome = 'aborted' THEN 'pending'
+          WHEN x.non_retryable OR x.attempt >= h.max_attempts THEN 'dead'
+          ELSE 'pending'
+        END::run_state AS next_state
+      FROM results x
+      CROSS JOIN LATERAL (
+        SELECT q.ctid, q.max_attempts, q.started_at FROM run_queue q
+        WHERE q.state = 'running' AND q.schedule_id = x.schedule_id
+          AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
+        FOR UPDATE
+      ) h
+    ),
+    decided AS (
+      SELECT held.*,
+        -- One clock: the retry becomes claimable at sk_now() + backoff (the delay is a duration).
+        -- (SELECT sk_now()) is read once per statement, not once per row (it is not inlinable).
+        CASE
+          WHEN outcome = 'aborted' THEN (SELECT sk_now())
+          WHEN next_state = 'pending' THEN (SELECT sk_now()) + make_interval(secs => delay_seconds)
+        END AS retry_at,
+        -- A shutdown release is not the handler's fault: it does not use up the allowance.
+        CASE WHEN outcome = 'aborted' THEN greatest(max_attempts, attempt + 1) ELSE max_attempts END AS allowed
+      FROM held
+    ),
+    settled AS (
+      DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM decided WHERE next_state = 'done'))
+    ),
+    waiting AS (
+      -- Retry, release or dead: the run stays in the queue, waiting (or dead until re-queued).
+      UPDATE run_queue q SET state = d.next_state, run_after = coalesce(d.retry_at, q.run_after), max_attempts = d.allowed,
+        lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
+      FROM decided d
+      WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM decided WHERE next_state <> 'done')) AND q.ctid = d.ctid
     ),
     finished AS (
       UPDATE runs r SET
-        state = CASE
-          WHEN x.outcome = 'succeeded' THEN 'done'
-          WHEN x.outcome = 'aborted' THEN 'pending'
-          WHEN x.non_retryable OR r.attempts >= r.max_attempts THEN 'dead'
-          ELSE 'pending'
-        END::run_state,
-        -- One clock: the retry becomes claimable at sk_now() + backoff (the delay is a duration).
-        -- (SELECT sk_now()) is read once per statement, not once per row (it is not inlinable).
-        run_after = CASE
-          WHEN x.outcome = 'aborted' THEN (SELECT sk_now())
-          WHEN x.outcome <> 'succeeded' AND NOT x.non_retryable AND r.attempts < r.max_attempts
-            THEN (SELECT sk_now()) + make_interval(secs => x.delay_seconds)
-          ELSE r.run_after
-        END,
-        -- A shutdown release is not the handler's fault: it does not use up the allowance.
-        max_attempts = CASE WHEN x.outcome = 'aborted' THEN greatest(r.max_attempts, r.attempts + 1) ELSE r.max_attempts END,
-        finished_at = CASE
-          WHEN x.outcome = 'succeeded' OR (x.outcome <> 'aborted' AND (x.non_retryable OR r.attempts >= r.max_attempts)) THEN (SELECT sk_now())
-        END,
-        last_error = CASE WHEN x.outcome = 'succeeded' THEN NULL ELSE coalesce(x.error, r.last_error) END,
-        duration_ms = x.duration_ms,
-        lease_owner = NULL,
-        lease_expires_at = NULL
-      FROM results x
-      -- Fencing: only the holder of the current token may finish the run.
-      WHERE r.id = x.id AND r.attempts = x.attempt AND r.state = 'running' AND r.lease_owner = ${workerId}
-      RETURNING r.id, r.attempts, r.started_at
+        state = d.next_state,
+        attempts = d.attempt,
+        max_attempts = d.allowed,
+        run_after = coalesce(d.retry_at, r.run_after),
+        worker_id = ${workerId},
+        started_at = d.started_at,
+        finished_at = CASE WHEN d.next_state IN ('done', 'dead') THEN (SELECT sk_now()) END,
+        last_error = CASE WHEN d.outcome = 'succeeded' THEN NULL ELSE coalesce(d.error, r.last_error) END,
+        duration_ms = d.duration_ms
+      FROM decided d
+      WHERE r.id = ANY(ARRAY(SELECT id FROM decided)) AND r.id = d.id
+      RETURNING r.id
     ),
     recorded AS (
       -- A first attempt that succeeded stays on the run row (worker_id, started_at, finished_at,
       -- duration_ms; run_attempts reads it from there): no INSERT and no foreign-key check for the
       -- common case. Every other attempt gets its row.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
-      SELECT f.id, f.attempts, ${workerId}, coalesce(f.started_at, (SELECT sk_now())), (SELECT sk_now()), x.outcome::attempt_outcome, x.error, x.duration_ms
-      FROM finished f JOIN results x ON x.id = f.id
-      WHERE NOT (x.outcome = 'succeeded' AND f.attempts = 1)
+      SELECT d.id, d.attempt, ${workerId}, coalesce(d.started_at, (SELECT sk_now())), (SELECT sk_now()), d.outcome::attempt_outcome, d.error, d.duration_ms
+      FROM decided d
+      WHERE NOT (d.outcome = 'succeeded' AND d.attempt = 1)
       ON CONFLICT (run_id, attempt) DO NOTHING
     )
     SELECT id FROM finished`);
+  return result.rows.map((r) => Number(r.id));
+}
 
-  const applied = new Set(result.rows.map((r) => Number(r.id)));
-  return { applied: applied.size, stale: ids.filter((id) => !applied.has(id)) };
+/**
+ * Fill in the schedule of runs given by id alone, from their runs rows. The worker always passes
+ * it; this keeps the hot-path statements free of a fallback they never take.
+ */
+export async function withSchedule<T extends { id: number; scheduleId?: number }>(db: Db, runs: T[]): Promise<T[]> {
+  const missing = runs.filter((r) => r.scheduleId === undefined).map((r) => r.id);
+  if (missing.length === 0) return runs;
+  const found = await db.execute<{ id: number; schedule_id: number }>(sql`SELECT id, schedule_id FROM runs WHERE id = ANY(${sql.param(missing)}::bigint[])`);
+  const byId = new Map(found.rows.map((r) => [Number(r.id), Number(r.schedule_id)]));
+  return runs.map((r) => (r.scheduleId === undefined && byId.has(r.id) ? { ...r, scheduleId: byId.get(r.id) } : r));
 }

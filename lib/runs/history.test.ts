@@ -57,7 +57,7 @@ it("returns one run with its attempts and idempotency key", async () => {
     [id],
   );
   // As the worker leaves it: the latest attempt's worker stays on the run row.
-  await t.pool.query(`UPDATE runs SET state = 'done', attempts = 2, worker_id = 'w2' WHERE id = $1`, [id]);
+  await t.pool.query(`WITH done AS (UPDATE runs SET state = 'done', attempts = 2, worker_id = 'w2' WHERE id = $1 RETURNING id) DELETE FROM run_queue WHERE run_id IN (SELECT id FROM done)`, [id]);
   const run = await getRunDetail(t.db, id);
   expect(run.attemptsList.map((x) => [x.attempt, x.workerId, x.outcome, x.error])).toEqual([
     [1, "w1", "failed", "boom"],
@@ -72,8 +72,8 @@ it("lists a first-attempt success, which writes no attempts row, from the run ro
   const { rows } = await t.pool.query<{ id: number }>(`SELECT id FROM runs WHERE schedule_id = $1 ORDER BY scheduled_for DESC LIMIT 1`, [b]);
   const id = Number(rows[0].id);
   await t.pool.query(
-    `UPDATE runs SET state = 'done', attempts = 1, worker_id = 'w9', started_at = '2030-01-01T10:00:01Z',
-       finished_at = '2030-01-01T10:00:03Z', duration_ms = 2000 WHERE id = $1`,
+    `WITH done AS (UPDATE runs SET state = 'done', attempts = 1, worker_id = 'w9', started_at = '2030-01-01T10:00:01Z',
+       finished_at = '2030-01-01T10:00:03Z', duration_ms = 2000 WHERE id = $1 RETURNING id) DELETE FROM run_queue WHERE run_id IN (SELECT id FROM done)`,
     [id],
   );
   const run = await getRunDetail(t.db, id);

@@ -140,33 +140,58 @@ function toRunView(r: RunRow): RunView {
   };
 }
 
+/** States whose runs have a row in run_queue: a filter on only these reads the queue's partial indexes. */
+const QUEUED_STATES: RunState[] = ["pending", "running", "dead"];
+
 /**
- * Runs newest slot first (a manual run before the scheduled run of the same instant). Each
- * schedule's runs are read through runs_slot_key (or, for pending/running/dead, the planner's
- * choice of the partial indexes), at most one page per schedule, and the pages are merged: the cost is bounded by schedules × page size, not by the
- * size of the runs table.
+ * Runs newest slot first (a manual run before the scheduled run of the same instant), as they stand
+ * now (`run_status`: a running run's live part comes from run_queue). Each schedule's runs are read
+ * through runs_slot_key, or, when the filter names only unfinished states, through run_queue's
+ * partial index of each state; at most one page per schedule, and the pages are merged: the cost is
+ * bounded by schedules × page size, not by the size of the runs table.
  */
 export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   const limit = Math.min(Math.max(f.limit ?? 50, 1), MAX_PAGE);
-  const conds: SQL[] = [sql`r.schedule_id = s.id`];
-  if (f.states?.length) conds.push(sql`r.state = ANY(${sql.param(f.states)}::run_state[])`);
-  if (f.from) conds.push(sql`r.scheduled_for >= ${f.from.toISOString()}::timestamptz`);
-  if (f.to) conds.push(sql`r.scheduled_for < ${f.to.toISOString()}::timestamptz`);
-  if (f.upcoming === false) conds.push(sql`r.scheduled_for <= sk_now()`);
-  if (f.cursor) {
-    const c = decodeCursor(f.cursor);
-    conds.push(sql`(r.scheduled_for, r.slot_seq) < (${c.scheduledFor}::timestamptz, ${c.slotSeq}::bigint)`);
+  const cursor = f.cursor ? decodeCursor(f.cursor) : null;
+  // The same slot conditions on runs (r) and on the queue (q, whose slot_seq is worked out as runs computes it).
+  const slotConds = (t: "r" | "q"): SQL[] => {
+    const sf = sql.raw(`${t}.scheduled_for`);
+    const seq = t === "r" ? sql`r.slot_seq` : sql`(CASE WHEN q.origin = 'manual' THEN q.run_id ELSE 0 END)`;
+    const conds: SQL[] = [];
+    if (f.from) conds.push(sql`${sf} >= ${f.from.toISOString()}::timestamptz`);
+    if (f.to) conds.push(sql`${sf} < ${f.to.toISOString()}::timestamptz`);
+    if (f.upcoming === false) conds.push(sql`${sf} <= sk_now()`);
+    if (cursor) conds.push(sql`(${sf}, ${seq}) < (${cursor.scheduledFor}::timestamptz, ${cursor.slotSeq}::bigint)`);
+    return conds;
+  };
+  const and = (conds: SQL[]) => (conds.length ? sql` AND ${sql.join(conds, sql` AND `)}` : sql``);
+  let perSchedule: SQL;
+  if (f.states?.length && f.states.every((st) => QUEUED_STATES.includes(st))) {
+    // One look-up per state, each through that state's partial index (the literal lets the planner
+    // match it), newest first; then the runs themselves by primary key.
+    const byState = [...new Set(f.states)].map(
+      (st) => sql`(SELECT q.run_id FROM run_queue q WHERE q.schedule_id = s.id AND q.state = ${sql.raw(`'${st}'`)}${and(slotConds("q"))}
+        ORDER BY q.scheduled_for DESC, (CASE WHEN q.origin = 'manual' THEN q.run_id ELSE 0 END) DESC LIMIT ${limit + 1})`,
+    );
+    perSchedule = sql`
+      SELECT r.* FROM (${sql.join(byState, sql` UNION ALL `)}) x
+      JOIN run_status r ON r.id = x.run_id
+      WHERE r.state = ANY(${sql.param(f.states)}::run_state[])
+      ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}`;
+  } else {
+    const conds = [sql`r.schedule_id = s.id`, ...slotConds("r")];
+    if (f.states?.length) conds.push(sql`r.state = ANY(${sql.param(f.states)}::run_state[])`);
+    // NULLS LAST as in the index (the columns are NOT NULL, but plain DESC means NULLS FIRST and
+    // the planner would sort the schedule's whole history instead of walking the index).
+    perSchedule = sql`
+      SELECT r.* FROM run_status r WHERE ${sql.join(conds, sql` AND `)}
+      ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}`;
   }
   const scheduleCond = f.scheduleIds ? sql`s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql`true`;
   const result = await db.execute<RunRow>(sql`
     SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name
     FROM schedules s
-    CROSS JOIN LATERAL (
-      SELECT r.* FROM runs r WHERE ${sql.join(conds, sql` AND `)}
-      -- NULLS LAST as in the index (the columns are NOT NULL, but plain DESC means NULLS FIRST and
-      -- the planner would sort the schedule's whole history instead of walking the index).
-      ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}
-    ) r
+    CROSS JOIN LATERAL (${perSchedule}) r
     WHERE ${scheduleCond}
     ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST
     LIMIT ${limit + 1}`);
@@ -181,7 +206,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
 export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
   const r = await db.execute<RunRow & { handler: string; deleted_at: Date | null }>(sql`
     SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, s.handler, s.deleted_at
-    FROM runs r JOIN schedules s ON s.id = r.schedule_id
+    FROM run_status r JOIN schedules s ON s.id = r.schedule_id
     WHERE r.id = ${id}`);
   const row = r.rows[0];
   if (!row) throw new AppError("not_found", `run ${id} not found`);

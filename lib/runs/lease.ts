@@ -1,28 +1,47 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { executePrepared } from "../db/prepared";
+import { withSchedule } from "./finish";
 
-/** One in-flight run to renew: its id and the fencing token this worker claimed it with. */
-export type HeldRun = { id: number; attempt: number; leaseSeconds?: number };
+/**
+ * One in-flight run to renew: its id, the fencing token this worker claimed it with, and its
+ * schedule (how the queue row is found; without it the runs row is read to find it).
+ */
+export type HeldRun = { id: number; attempt: number; scheduleId?: number; leaseSeconds?: number };
 
 /**
  * Renew the leases of all of a worker's in-flight runs in one statement, fenced on the token.
  * Returns the ids still held; a run missing from the set was taken over (or finished elsewhere),
- * so its handler must be aborted. Touches only lease_expires_at, an unindexed column: a HOT update.
+ * so its handler must be aborted. Touches only run_queue.lease_expires_at, an unindexed column of a
+ * narrow row: a HOT update.
  */
 export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): Promise<Set<number>> {
   if (runs.length === 0) return new Set();
+  runs = await withSchedule(db, runs);
   const ids = runs.map((r) => r.id);
+  const scheduleIds = runs.map((r) => r.scheduleId!);
   const tokens = runs.map((r) => r.attempt);
   const leases = runs.map((r) => r.leaseSeconds ?? null);
   // One clock: the new expiry is sk_now() + lease; fencing: only the current token's holder renews.
+  // Each queue row is found among its schedule's running runs in run_queue_running_idx (a probe per
+  // run, OFFSET 0 keeps it one), then updated where that look-up found it.
   const result = await executePrepared<{ id: number }>(db, "sk_heartbeat", sql`
-    UPDATE runs r
-    SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => coalesce(h.lease_seconds, s.lease_seconds))
-    FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(tokens)}::int[], ${sql.param(leases)}::int[]) AS h(id, attempt, lease_seconds),
-      schedules s
-    WHERE r.id = h.id AND r.attempts = h.attempt AND r.state = 'running' AND r.lease_owner = ${workerId}
-      AND s.id = r.schedule_id
-    RETURNING r.id`);
+    WITH held AS (
+      SELECT f.ctid, h.id, h.attempt, coalesce(h.lease_seconds, f.lease_seconds) AS lease_seconds
+      FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(scheduleIds)}::bigint[],
+        ${sql.param(tokens)}::int[], ${sql.param(leases)}::int[]) AS h(id, schedule_id, attempt, lease_seconds)
+      CROSS JOIN LATERAL (
+        SELECT q.ctid, s.lease_seconds FROM run_queue q JOIN schedules s ON s.id = q.schedule_id
+        WHERE q.state = 'running' AND q.schedule_id = h.schedule_id AND q.run_id = h.id
+        OFFSET 0
+      ) f
+    )
+    UPDATE run_queue q
+    SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => h.lease_seconds)
+    FROM held h
+    -- The fence is checked on the row as updated (a concurrent rescue re-checks it after its lock).
+    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held)) AND q.ctid = h.ctid
+      AND q.state = 'running' AND q.run_id = h.id AND q.attempts = h.attempt AND q.lease_owner = ${workerId}
+    RETURNING q.run_id AS id`);
   return new Set(result.rows.map((r) => Number(r.id)));
 }

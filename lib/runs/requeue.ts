@@ -17,16 +17,33 @@ export async function requeueRuns(db: Db, ids: number[], actor: Actor): Promise<
   return db.transaction(async (tx) => {
     const existing = await tx.execute<{ id: number }>(sql`SELECT id FROM runs WHERE id = ANY(${sql.param(unique)}::bigint[])`);
     const found = new Set(existing.rows.map((r) => Number(r.id)));
+    // The dead run's queue row is locked first (every writer of an unfinished run locks it), then
+    // both halves move back to pending together.
     const result = await tx.execute<{ id: number; schedule_id: number; attempts: number; max_attempts: number; last_error: string | null }>(sql`
+      WITH dead AS (
+        SELECT q.ctid, r.id, r.schedule_id, r.attempts + s.retry_max_attempts AS allowed
+        FROM runs r
+        JOIN schedules s ON s.id = r.schedule_id
+        CROSS JOIN LATERAL (
+          SELECT q.ctid FROM run_queue q
+          WHERE q.state = 'dead' AND q.schedule_id = r.schedule_id AND q.scheduled_for = r.scheduled_for AND q.run_id = r.id
+          FOR UPDATE
+        ) q
+        WHERE r.id = ANY(${sql.param(unique)}::bigint[]) AND r.state = 'dead'
+      ),
+      queued AS (
+        UPDATE run_queue q SET state = 'pending', run_after = sk_now(), max_attempts = d.allowed, lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
+        FROM dead d WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM dead)) AND q.ctid = d.ctid
+      )
       UPDATE runs r SET
         state = 'pending',
-        max_attempts = r.attempts + s.retry_max_attempts,
+        max_attempts = d.allowed,
         run_after = sk_now(),
         finished_at = NULL,
         lease_owner = NULL,
         lease_expires_at = NULL
-      FROM schedules s
-      WHERE r.id = ANY(${sql.param(unique)}::bigint[]) AND r.state = 'dead' AND s.id = r.schedule_id
+      FROM dead d
+      WHERE r.id = d.id
       RETURNING r.id, r.schedule_id, r.attempts, r.max_attempts, r.last_error`);
     for (const row of result.rows) {
       await recordAudit(tx, actor, {

@@ -83,7 +83,7 @@ it("a weekly job still runs when every worker restarts hourly: the high-water ma
     await tickOnce(db, { partitions: null, horizonSeconds: HORIZON, graceSeconds: 30 });
     // The worker runs whatever is due before it restarts (a stand-in for claim + finish).
     await setClock(t.pool, new Date(Date.UTC(2024, 3, 1, hour + 1, 0, 5)));
-    await db.execute(sql`UPDATE runs SET state = 'done', attempts = 1 WHERE state = 'pending' AND due_at <= sk_now()`);
+    await db.execute(sql`WITH done AS (UPDATE runs SET state = 'done', attempts = 1 WHERE state = 'pending' AND due_at <= sk_now() RETURNING id) DELETE FROM run_queue WHERE run_id IN (SELECT id FROM done)`);
     await pool.end();
   }
   const { rows } = await t.db.execute<{ slot: string; state: string; origin: string }>(sql`

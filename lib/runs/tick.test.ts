@@ -107,7 +107,7 @@ describe("runs materialised before an outage (the lateness pass)", () => {
         expect(r.coalesced).toBe(1);
         // While the pass's transaction is open, a claimer still gets the run it kept.
         const free = await claimer.query(
-          `SELECT scheduled_for FROM runs WHERE schedule_id = $1 AND state = 'pending' FOR UPDATE SKIP LOCKED`,
+          `SELECT scheduled_for FROM run_queue WHERE schedule_id = $1 AND state = 'pending' FOR UPDATE SKIP LOCKED`,
           [s.id],
         );
         expect(free.rows.map((row) => iso(new Date(row.scheduled_for)))).toEqual(["10:01:00"]);
@@ -135,7 +135,8 @@ describe("runs materialised before an outage (the lateness pass)", () => {
     const claimer = await t.pool.connect();
     try {
       await claimer.query("BEGIN");
-      await claimer.query(`SELECT 1 FROM runs WHERE schedule_id = $1 FOR UPDATE`, [s.id]);
+      // As a claim does: it locks the run's queue row.
+      await claimer.query(`SELECT 1 FROM run_queue WHERE schedule_id = $1 FOR UPDATE`, [s.id]);
       expect((await runLatenessPass(t.db, { partitions: null, graceSeconds: 30 })).skipped).toBe(0);
       await claimer.query("ROLLBACK");
     } finally {
@@ -161,7 +162,8 @@ describe("the 5-minute job after a 40-minute outage (article: eight missed firin
     await setClock(t.pool, at("10:00:00"));
     const s = await makeSchedule(t.db, { everySeconds: 300, catchUp: "all" });
     await tick(); // 10:00 materialised and (say) ran
-    await t.db.execute(sql`UPDATE runs SET state = 'done', attempts = 1 WHERE schedule_id = ${s.id}`);
+    // As claim + finish leave it: the record done, the queue row gone.
+    await t.db.execute(sql`WITH done AS (UPDATE runs SET state = 'done', attempts = 1 WHERE schedule_id = ${s.id} RETURNING id) DELETE FROM run_queue WHERE run_id IN (SELECT id FROM done)`);
     await setClock(t.pool, at("10:42:00")); // down 10:02–10:42
     const r = await tick();
     const caught = (await runsOf(s.id)).filter((x) => x.origin === "catch_up");

@@ -106,14 +106,29 @@ export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: 
  * and catch-up policy (used by pause and by timing changes).
  */
 async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
+  // Waiting, not running: the queue says which (a running run reads 'pending' in runs).
   await tx.execute(sql`
-    WITH gone AS (
-      DELETE FROM runs
+    WITH unqueued AS (
+      DELETE FROM run_queue
       WHERE schedule_id = ${scheduleId} AND state = 'pending' AND attempts = 0 AND origin IN ('schedule', 'catch_up')
+      RETURNING run_id
+    ),
+    gone AS (
+      DELETE FROM runs WHERE id IN (SELECT run_id FROM unqueued)
       RETURNING scheduled_for
     )
     UPDATE schedules SET next_slot_at = least(next_slot_at, (SELECT min(scheduled_for) FROM gone))
     WHERE id = ${scheduleId} AND EXISTS (SELECT 1 FROM gone)`);
+}
+
+/**
+ * The claim reads a schedule's overlap policy from its queued runs (run_queue.exclusive), so a
+ * policy change rewrites them. One OR arm per state: each arm is a probe of that state's index.
+ */
+async function markExclusive(tx: Tx, scheduleId: number, exclusive: boolean): Promise<void> {
+  await tx.execute(sql`
+    UPDATE run_queue SET exclusive = ${exclusive}
+    WHERE schedule_id = ${scheduleId} AND (state = 'pending' OR state = 'running' OR state = 'dead') AND exclusive <> ${exclusive}`);
 }
 
 /**
@@ -158,6 +173,7 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
       if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
       if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
       const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
+      if (after.overlap !== before.overlap) await markExclusive(tx, after.id, after.overlap !== "allow");
       // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
       const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
       await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
@@ -183,10 +199,14 @@ export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: 
   await db.transaction(async (tx) => {
     const s = await lockScheduleByName(tx, name);
     if (opts.keepHistory) {
+      // Waiting runs are withdrawn; a running one finishes as it would have.
       await tx.execute(sql`
+        WITH unqueued AS (
+          DELETE FROM run_queue WHERE schedule_id = ${s.id} AND state = 'pending' RETURNING run_id
+        )
         UPDATE runs SET state = 'skipped', skip_reason = 'deleted', finished_at = sk_now(),
                skipped_until = scheduled_for, skipped_count = 1
-        WHERE schedule_id = ${s.id} AND state = 'pending'`);
+        WHERE id IN (SELECT run_id FROM unqueued)`);
       await tx.execute(sql`UPDATE schedules SET deleted_at = sk_now(), enabled = false, updated_at = sk_now(), version = version + 1 WHERE id = ${s.id}`);
     } else {
       await tx.execute(sql`DELETE FROM schedules WHERE id = ${s.id}`);

@@ -14,7 +14,7 @@ export async function readRuns(pool: pg.Pool, scheduleIds: number[]) {
     `SELECT id::int, schedule_id::int AS "scheduleId", (extract(epoch FROM scheduled_for) * 1000)::float8 AS "scheduledFor",
        state::text, origin::text, skip_reason::text AS "skipReason", last_error AS "lastError",
        (extract(epoch FROM skipped_until) * 1000)::float8 AS "skippedUntil"
-     FROM runs WHERE schedule_id = ANY($1::bigint[])`,
+     FROM run_status WHERE schedule_id = ANY($1::bigint[])`,
     [scheduleIds],
   );
 }
@@ -27,8 +27,8 @@ export async function readRunHealth(pool: pg.Pool, cutAt: number, pollMs: number
        count(*) FILTER (WHERE state IN ('pending', 'running') AND scheduled_for <= to_timestamp($1 / 1000.0))::int AS lost,
        count(*) FILTER (WHERE state = 'running' AND lease_expires_at < sk_now() - make_interval(secs => $2 / 1000.0))::int AS stuck,
        count(*) FILTER (WHERE (state = 'dead' AND last_error IS NULL) OR (state = 'skipped' AND skip_reason IS NULL))::int AS no_reason,
-       (SELECT coalesce(jsonb_object_agg(state, n), '{}') FROM (SELECT state::text, count(*)::int AS n FROM runs GROUP BY state) s) AS by_state
-     FROM runs`,
+       (SELECT coalesce(jsonb_object_agg(state, n), '{}') FROM (SELECT state::text, count(*)::int AS n FROM run_status GROUP BY state) s) AS by_state
+     FROM run_status`,
     [cutAt, pollMs],
   );
   return r;
@@ -52,11 +52,11 @@ export async function readFencing(pool: pg.Pool) {
        SELECT a.run_id, max(a.attempt) AS attempt, count(*) AS n, (array_agg(a.worker_id ORDER BY a.attempt DESC))[1] AS worker_id
        FROM run_attempts a WHERE a.outcome = 'succeeded' GROUP BY a.run_id),
      done AS (
-       SELECT r.id, r.attempts, r.schedule_id, r.scheduled_for, s.handler FROM runs r JOIN schedules s ON s.id = r.schedule_id
+       SELECT r.id, r.attempts, r.schedule_id, r.scheduled_for, s.handler FROM run_status r JOIN schedules s ON s.id = r.schedule_id
        WHERE r.state = 'done' AND r.origin <> 'manual'),
      att AS (
        SELECT r.id, r.state, r.attempts, count(a.attempt) AS n, min(a.attempt) AS lo, max(a.attempt) AS hi
-       FROM runs r LEFT JOIN run_attempts a ON a.run_id = r.id GROUP BY r.id)
+       FROM run_status r LEFT JOIN run_attempts a ON a.run_id = r.id GROUP BY r.id, r.state, r.attempts)
      SELECT
        (SELECT coalesce(sum(n - 1), 0) FROM per_slot WHERE n > 1)::int AS duplicate_effects,
        (SELECT coalesce(sum(writes - 1), 0) FROM ledger)::int AS repeated_ledger_writes,
@@ -65,7 +65,7 @@ export async function readFencing(pool: pg.Pool) {
        (SELECT count(*) FROM done d JOIN succ ON succ.run_id = d.id
           JOIN ledger l ON l.schedule_id = d.schedule_id AND l.scheduled_for = d.scheduled_for
           WHERE l.fencing_token <> succ.attempt OR l.worker_id <> succ.worker_id)::int AS stale_ledger_writes,
-       (SELECT count(*) FROM ledger l JOIN runs r ON r.schedule_id = l.schedule_id AND r.scheduled_for = l.scheduled_for AND r.origin <> 'manual'
+       (SELECT count(*) FROM ledger l JOIN run_status r ON r.schedule_id = l.schedule_id AND r.scheduled_for = l.scheduled_for AND r.origin <> 'manual'
           WHERE l.fencing_token > r.attempts)::int AS ledger_token_above_run,
        (SELECT count(*) FROM done d LEFT JOIN succ ON succ.run_id = d.id WHERE succ.attempt IS DISTINCT FROM d.attempts)::int AS stale_finishes,
        (SELECT count(*) FROM att WHERE att.hi > att.attempts OR att.lo < 1)::int AS attempts_out_of_range,
@@ -87,7 +87,7 @@ export async function readDuplicateStarts(pool: pg.Pool) {
      FROM run_attempts a LEFT JOIN run_attempts prev ON prev.run_id = a.run_id AND prev.attempt = a.attempt - 1
      WHERE a.attempt > 1 GROUP BY 1
      UNION ALL
-     SELECT 'current_attempt_running', count(*)::int FROM runs r
+     SELECT 'current_attempt_running', count(*)::int FROM run_status r
      WHERE r.state = 'running' AND r.attempts > 1 AND NOT EXISTS (SELECT 1 FROM run_attempts p WHERE p.run_id = r.id AND p.attempt = r.attempts - 1)`,
   );
   const byPrevious: Record<string, number> = {};
@@ -104,7 +104,7 @@ export async function readTakeovers(pool: pg.Pool, held: { runId: number; attemp
     pool,
     `SELECT h.run_id::int, h.attempt::int,
        coalesce((SELECT extract(epoch FROM n.started_at) * 1000 FROM run_attempts n WHERE n.run_id = h.run_id AND n.attempt = h.attempt + 1),
-                (SELECT extract(epoch FROM r.started_at) * 1000 FROM runs r WHERE r.id = h.run_id AND r.attempts = h.attempt + 1))::float8 AS takeover_at,
+                (SELECT extract(epoch FROM r.started_at) * 1000 FROM run_status r WHERE r.id = h.run_id AND r.attempts = h.attempt + 1))::float8 AS takeover_at,
        (SELECT a.outcome::text FROM run_attempts a WHERE a.run_id = h.run_id AND a.attempt = h.attempt) AS own_outcome
      FROM unnest($1::bigint[], $2::int[]) AS h(run_id, attempt)`,
     [held.map((h) => h.runId), held.map((h) => h.attempt)],
@@ -135,7 +135,7 @@ export async function readSchedules(pool: pg.Pool) {
 export async function readRunCounters(pool: pg.Pool, ids: number[]) {
   const r = await rows<{ id: number; state: string; attempts: number; max_attempts: number }>(
     pool,
-    `SELECT id::int, state::text, attempts, max_attempts FROM runs WHERE id = ANY($1::bigint[])`,
+    `SELECT id::int, state::text, attempts, max_attempts FROM run_status WHERE id = ANY($1::bigint[])`,
     [ids],
   );
   return new Map(r.map((x) => [x.id, x]));

@@ -40,7 +40,7 @@ export type FaultDeps = {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function heldBy(pool: pg.Pool, workerId: string) {
-  const r = await pool.query<{ id: number; attempts: number }>("SELECT id::int, attempts FROM runs WHERE state = 'running' AND lease_owner = $1", [workerId]);
+  const r = await pool.query<{ id: number; attempts: number }>("SELECT run_id::int AS id, attempts FROM run_queue WHERE state = 'running' AND lease_owner = $1", [workerId]);
   return r.rows.map((x) => ({ runId: x.id, attempt: x.attempts }));
 }
 
@@ -50,7 +50,7 @@ async function pickVictim(d: FaultDeps): Promise<WorkerProc | null> {
     const live = d.workers.live().filter((w) => w.role !== "churn" && !w.stopped);
     if (live.length === 0) return null;
     const r = await d.pool.query<{ owner: string; n: number }>(
-      "SELECT lease_owner AS owner, count(*)::int AS n FROM runs WHERE state = 'running' AND lease_owner = ANY($1) GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
+      "SELECT lease_owner AS owner, count(*)::int AS n FROM run_queue WHERE state = 'running' AND lease_owner = ANY($1) GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
       [live.map((w) => w.id)],
     );
     const busy = live.find((w) => w.id === r.rows[0]?.owner);

@@ -4,6 +4,8 @@ import fs from "node:fs";
 import path from "node:path";
 import type pg from "pg";
 import type { ApiCall } from "./api";
+import { createDb } from "../../lib/db/client";
+import { findQueueMismatches } from "../../lib/runs/queue-consistency";
 import { readDuplicateStarts, readFencing, readRunCounters, readRunHealth, readRuns, readSchedules, readStartLags, readTakeovers } from "./checks";
 import type { FaultLog } from "./faults";
 import { checkSlots, type OracleSchedule } from "./oracle";
@@ -74,6 +76,8 @@ export async function buildReport(i: ReportInput) {
   const fencing = await readFencing(i.pool);
   const starts = await readDuplicateStarts(i.pool);
   const lostAcks = await countLostAcks(i.pool, i.calls);
+  // The live part of each unfinished run (run_queue) agrees with its record (runs) after the drain.
+  const queue = await findQueueMismatches(createDb(i.pool));
   // A paused schedule's runs wait for the resume on purpose: their lag measures the pause, not us.
   const paused = new Set(i.schedules.filter((s) => s.optionalWindows.length > 0).map((s) => s.name));
   const lagRows = (await readStartLags(i.pool)).filter((l) => !paused.has(l.schedule));
@@ -125,6 +129,7 @@ export async function buildReport(i: ReportInput) {
     runs_lost: health.lost,
     stuck_running: health.stuck,
     terminal_without_reason: health.no_reason,
+    queue_mismatches: queue,
     duplicate_effects: fencing.duplicate_effects,
     missing_effects: fencing.missing_effects,
     repeated_ledger_writes: fencing.repeated_ledger_writes,
@@ -147,6 +152,7 @@ export async function buildReport(i: ReportInput) {
     runs_lost: figures.runs_lost === 0,
     stuck_running: figures.stuck_running === 0,
     terminal_without_reason: figures.terminal_without_reason === 0,
+    queue_consistent: Object.values(queue).every((n) => n === 0),
     duplicate_effects: figures.duplicate_effects === 0,
     missing_effects: figures.missing_effects === 0,
     duplicate_starts_explained: starts.unexplained === 0,

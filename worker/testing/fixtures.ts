@@ -75,9 +75,9 @@ export function slots(from: Date | string | number, count: number, stepMs = 60_0
   return Array.from({ length: count }, (_, i) => new Date(t0 + i * stepMs));
 }
 
-/** One run's row, as the tests read it back. */
+/** One run as it stands now (run_status: a running run's live part comes from run_queue), as the tests read it back. */
 export async function readRun(db: Queryable, id: number) {
-  const { rows } = await db.query(`SELECT * FROM runs WHERE id = $1`, [id]);
+  const { rows } = await db.query(`SELECT * FROM run_status WHERE id = $1`, [id]);
   return rows[0] as {
     id: string; state: string; attempts: number; max_attempts: number; run_after: Date; lease_owner: string | null;
     lease_expires_at: Date | null; last_error: string | null; skip_reason: string | null; finished_at: Date | null;

@@ -1,0 +1,165 @@
+// run_queue holds the live part of every unfinished run; runs holds the record. These tests walk a
+// run through every way it can move and check after each step that the two tables agree
+// (findQueueMismatches), that a claim never writes the runs row, and that the triggers on runs keep
+// the queue whole for writers that know nothing of it (an INSERT, a DELETE, a cascade, a TRUNCATE).
+import { sql } from "drizzle-orm";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { SYSTEM_ACTOR } from "../audit/record";
+import { deleteSchedule, runNow, updateSchedule } from "../schedules/mutations";
+import { advanceClock, setClock } from "../testing/clock";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { makeRun, makeSchedule } from "../testing/factories";
+import { readRun } from "../../worker/testing/fixtures";
+import { claimRuns, claimRunsDetailed } from "./claim";
+import { finishRuns } from "./finish";
+import { heartbeatRuns } from "./lease";
+import { findQueueMismatches } from "./queue-consistency";
+import { requeueRuns } from "./requeue";
+import { tickOnce } from "./tick";
+
+let t: TestDatabase;
+const T0 = new Date("2030-01-01T10:00:00Z");
+
+beforeAll(async () => {
+  t = await createTestDatabase();
+});
+afterAll(async () => {
+  await t?.drop();
+});
+beforeEach(async () => {
+  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
+  await setClock(t.pool, T0);
+});
+
+const queueRows = async (runId: number) =>
+  (await t.pool.query<{ state: string; attempts: number; lease_owner: string | null; exclusive: boolean }>(
+    "SELECT state::text, attempts, lease_owner, exclusive FROM run_queue WHERE run_id = $1",
+    [runId],
+  )).rows;
+const xmin = async (runId: number) => (await t.pool.query<{ xmin: string }>("SELECT xmin::text FROM runs WHERE id = $1", [runId])).rows[0].xmin;
+const consistent = async () => expect(await findQueueMismatches(t.db)).toEqual({ missing: 0, orphaned: 0, wrongState: 0, duplicated: 0 });
+
+describe("run_queue beside runs", () => {
+  it("a slot from the tick is queued; the claim moves only the queue row; the finish settles both", async () => {
+    const s = await makeSchedule(t.db, { everySeconds: 60 });
+    await tickOnce(t.db, { partitions: null, horizonSeconds: 0, graceSeconds: 30 });
+    const [{ id }] = (await t.pool.query<{ id: number }>("SELECT id FROM runs WHERE schedule_id = $1", [s.id])).rows;
+    expect(await queueRows(id)).toEqual([{ state: "pending", attempts: 0, lease_owner: null, exclusive: false }]);
+    await consistent();
+
+    const before = await xmin(id);
+    const [run] = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
+    expect(run).toMatchObject({ id, attempt: 1 });
+    // The record is untouched by the claim (same row version); the live state says running.
+    expect(await xmin(id)).toBe(before);
+    expect((await t.pool.query("SELECT state::text, attempts FROM runs WHERE id = $1", [id])).rows[0]).toEqual({ state: "pending", attempts: 0 });
+    expect(await readRun(t.pool, id)).toMatchObject({ state: "running", attempts: 1, lease_owner: "w1" });
+    await consistent();
+
+    await advanceClock(t.pool, 1500);
+    expect(await finishRuns(t.db, "w1", [{ id, scheduleId: s.id, attempt: 1, outcome: "succeeded", durationMs: 1500 }])).toEqual({ applied: 1, stale: [] });
+    expect(await queueRows(id)).toEqual([]);
+    const done = (await t.pool.query("SELECT state::text, attempts, worker_id, started_at, finished_at, duration_ms FROM runs WHERE id = $1", [id])).rows[0];
+    expect(done).toMatchObject({ state: "done", attempts: 1, worker_id: "w1", duration_ms: 1500 });
+    expect(done.finished_at.getTime() - done.started_at.getTime()).toBe(1500);
+    await consistent();
+  });
+
+  it("a manual run, whose slot carries microseconds, is claimed, renewed and finished", async () => {
+    const s = await makeSchedule(t.db, { everySeconds: 3600, name: "micro" });
+    await setClock(t.pool, new Date("2030-01-01T10:00:00.123Z"));
+    await t.pool.query("UPDATE sk_clock SET frozen_at = frozen_at + interval '456 microseconds'");
+    const manual = await runNow(t.db, "micro", SYSTEM_ACTOR);
+    const [run] = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
+    expect(run.id).toBe(manual.id);
+    expect((await heartbeatRuns(t.db, "w1", [{ id: run.id, scheduleId: s.id, attempt: run.attempt }])).has(run.id)).toBe(true);
+    expect(await finishRuns(t.db, "w1", [{ id: run.id, scheduleId: s.id, attempt: run.attempt, outcome: "succeeded" }])).toEqual({ applied: 1, stale: [] });
+    expect((await readRun(t.pool, run.id)).state).toBe("done");
+    await consistent();
+  });
+
+  it("retry, dead and re-queue keep the two in step, and the token only rises", async () => {
+    const s = await makeSchedule(t.db, { retryMaxAttempts: 2 });
+    const r = await makeRun(t.db, { scheduleId: s.id });
+    const [first] = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
+    await finishRuns(t.db, "w1", [{ id: r.id, attempt: first.attempt, outcome: "failed", error: "boom", retryDelaySeconds: 30 }]);
+    expect(await queueRows(r.id)).toMatchObject([{ state: "pending", attempts: 1 }]);
+    expect(await readRun(t.pool, r.id)).toMatchObject({ state: "pending", attempts: 1, last_error: "boom" });
+    await consistent();
+    await advanceClock(t.pool, 31_000);
+    const [second] = await claimRuns(t.db, { workerId: "w2", partitions: null, limit: 1 });
+    expect(second.attempt).toBe(2);
+    await finishRuns(t.db, "w2", [{ id: r.id, attempt: 2, outcome: "failed", error: "boom again", retryDelaySeconds: 30 }]);
+    expect(await queueRows(r.id)).toMatchObject([{ state: "dead", attempts: 2 }]);
+    expect(await readRun(t.pool, r.id)).toMatchObject({ state: "dead", attempts: 2 });
+    await consistent();
+    expect((await requeueRuns(t.db, [r.id], SYSTEM_ACTOR)).requeued).toEqual([r.id]);
+    expect(await queueRows(r.id)).toMatchObject([{ state: "pending", attempts: 2 }]);
+    const [third] = await claimRuns(t.db, { workerId: "w3", partitions: null, limit: 1 });
+    expect(third.attempt).toBe(3);
+    await consistent();
+  });
+
+  it("an expired lease is rescued from the queue, and a final one leaves the run dead in both", async () => {
+    const s = await makeSchedule(t.db, { retryMaxAttempts: 1, leaseSeconds: 5 });
+    const r = await makeRun(t.db, { scheduleId: s.id });
+    await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
+    await advanceClock(t.pool, 6_000);
+    const { settled } = await claimRunsDetailed(t.db, { workerId: "w2", partitions: null, limit: 1 });
+    expect(settled).toEqual([{ id: r.id, state: "dead" }]);
+    expect(await queueRows(r.id)).toMatchObject([{ state: "dead" }]);
+    expect(await readRun(t.pool, r.id)).toMatchObject({ state: "dead", attempts: 1, last_error: "lease expired on final attempt" });
+    await consistent();
+  });
+
+  it("an overlap policy change rewrites the queued runs' exclusive flag, and the claim follows it", async () => {
+    const s = await makeSchedule(t.db, { name: "flip", overlap: "allow" });
+    const [a, b] = [await makeRun(t.db, { scheduleId: s.id, scheduledFor: new Date(T0.getTime() - 2000) }), await makeRun(t.db, { scheduleId: s.id })];
+    expect((await queueRows(a.id))[0].exclusive).toBe(false);
+    await updateSchedule(t.db, "flip", { overlap: "forbid" }, 1, SYSTEM_ACTOR);
+    expect([(await queueRows(a.id))[0].exclusive, (await queueRows(b.id))[0].exclusive]).toEqual([true, true]);
+    // forbid: only the earlier one starts.
+    expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((x) => x.id)).toEqual([a.id]);
+    await updateSchedule(t.db, "flip", { overlap: "allow" }, 2, SYSTEM_ACTOR);
+    expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((x) => x.id)).toEqual([b.id]);
+    await consistent();
+  });
+
+  it("inserts and deletes by any writer keep the queue whole: direct SQL, a schedule's cascade, TRUNCATE", async () => {
+    const s = await makeSchedule(t.db, { name: "gone" });
+    const ids = (
+      await t.pool.query<{ id: number; state: string }>(
+        `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts)
+         SELECT $1, 0, x, x, x, st::run_state, 6 FROM unnest($2::timestamptz[], $3::text[]) AS u(x, st) RETURNING id, state::text`,
+        [s.id, [T0, new Date(T0.getTime() + 60_000), new Date(T0.getTime() + 120_000)], ["pending", "dead", "done"]],
+      )
+    ).rows;
+    expect((await queueRows(ids[0].id)).map((q) => q.state)).toEqual(["pending"]);
+    expect((await queueRows(ids[1].id)).map((q) => q.state)).toEqual(["dead"]);
+    expect(await queueRows(ids[2].id)).toEqual([]);
+    await consistent();
+    await t.pool.query("DELETE FROM runs WHERE id = $1", [ids[1].id]);
+    expect(await queueRows(ids[1].id)).toEqual([]);
+    await consistent();
+    await claimRuns(t.db, { workerId: "w", partitions: null, limit: 1 });
+    await deleteSchedule(t.db, "gone", { keepHistory: false }, SYSTEM_ACTOR);
+    expect((await t.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM run_queue`)).rows[0].n).toBe(0);
+    await makeRun(t.db, {});
+    await t.pool.query("TRUNCATE runs CASCADE");
+    expect((await t.db.execute<{ n: number }>(sql`SELECT count(*)::int AS n FROM run_queue`)).rows[0].n).toBe(0);
+  });
+
+  it("deleting a schedule but keeping its history withdraws what waits and lets what runs finish", async () => {
+    const s = await makeSchedule(t.db, { name: "keep" });
+    const running = await makeRun(t.db, { scheduleId: s.id, scheduledFor: new Date(T0.getTime() - 1000) });
+    const [claimed] = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 1 });
+    expect(claimed.id).toBe(running.id);
+    const waiting = await makeRun(t.db, { scheduleId: s.id });
+    await deleteSchedule(t.db, "keep", { keepHistory: true }, SYSTEM_ACTOR);
+    expect(await readRun(t.pool, waiting.id)).toMatchObject({ state: "skipped", skip_reason: "deleted" });
+    expect(await readRun(t.pool, running.id)).toMatchObject({ state: "running" });
+    await finishRuns(t.db, "w", [{ id: running.id, attempt: claimed.attempt, outcome: "succeeded" }]);
+    expect((await readRun(t.pool, running.id)).state).toBe("done");
+    await consistent();
+  });
+});
