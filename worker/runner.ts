@@ -160,6 +160,8 @@ export function createRunner(o: RunnerOptions) {
     let failed = false;
     flushing = (async () => {
       try {
+        // The queue row is where the last renewal left it (a renewal can land after the handler ended).
+        for (const e of batch) e.result!.queueTid = e.run.queueTid;
         const { stale } = await finishRuns(o.db, o.workerId, batch.map((e) => e.result!));
         const staleSet = new Set(stale);
         for (const e of batch) {
@@ -231,9 +233,11 @@ export function createRunner(o: RunnerOptions) {
       const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, scheduleId: e.run.scheduleId, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds })));
       for (const e of due) {
         if (inFlight.get(e.run.id) !== e) continue;
-        if (held.has(e.run.id)) {
+        const tid = held.get(e.run.id);
+        if (tid !== undefined) {
           // Its deadline only moves later: the shared timer re-arms itself when it fires.
           e.renewedSentAt = sentAt;
+          e.run.queueTid = tid;
         } else if (!e.result) {
           abort(e, "lease_lost", "lease lost: the heartbeat matched no row (another worker holds a newer token)");
         }

@@ -17,6 +17,12 @@ export type ClaimedRun = {
   origin: "schedule" | "catch_up" | "manual" | "backfill";
   retry: RetryPolicy;
   maxAttempts: number;
+  /**
+   * Where the run's queue row is now (its ctid, as text): the finish deletes it from there without
+   * an index look-up. A heartbeat moves it (and says where to); anything else that moves it changes
+   * the token too, or the finish falls back to the index.
+   */
+  queueTid: string;
 };
 
 /** What one claim statement did to a row: only `running` rows are handed to handlers. */
@@ -56,6 +62,7 @@ type Row = {
   retry_cap_seconds: number;
   max_attempts: number;
   state: ClaimOutcome["state"];
+  queue_tid: string;
 };
 
 /**
@@ -124,7 +131,8 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
 const RETURNING = sql`q.run_id AS id, q.schedule_id, s.name AS schedule_name, s.handler, s.payload,
   -- Epoch milliseconds: db.execute hands timestamptz back as text.
   (extract(epoch FROM q.scheduled_for) * 1000)::float8 AS scheduled_for_ms, q.attempts,
-  s.lease_seconds, q.origin, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, q.max_attempts, q.state`;
+  s.lease_seconds, q.origin, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, q.max_attempts, q.state,
+  q.ctid::text AS queue_tid`;
 
 /**
  * The claim of the top of the hour: due pending runs of one partition (or all, with null) whose
@@ -224,7 +232,7 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
     )
     SELECT * FROM claimed
     UNION ALL
-    SELECT run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'skipped' FROM skipped`);
+    SELECT run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'skipped', NULL FROM skipped`);
   return toClaimed(result.rows);
 }
 
@@ -266,7 +274,7 @@ async function rescueExpired(db: Db, workerId: string, limit: number): Promise<C
         last_error = CASE WHEN e.next_state = 'dead' THEN 'lease expired on final attempt'
           ELSE 'lease expired: worker ' || coalesce(e.lease_owner, 'unknown') || ' stopped renewing it' END
       FROM expired e
-      WHERE r.id = ANY(ARRAY(SELECT run_id FROM expired)) AND r.id = e.run_id
+      WHERE r.id = e.run_id
     )
     UPDATE run_queue q SET
       state = e.next_state,
@@ -276,7 +284,7 @@ async function rescueExpired(db: Db, workerId: string, limit: number): Promise<C
       started_at = CASE WHEN e.next_state = 'running' THEN c.now END,
       run_after = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => s.lease_seconds) ELSE q.run_after END
     FROM expired e, schedules s, clock c
-    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM expired)) AND q.ctid = e.ctid AND s.id = q.schedule_id
+    WHERE q.ctid = e.ctid AND s.id = q.schedule_id
     RETURNING ${RETURNING}`);
   return toClaimed(result.rows);
 }
@@ -301,6 +309,7 @@ function toClaimed(rows: Row[]): Claimed {
       origin: row.origin,
       retry: { maxAttempts: row.retry_max_attempts, baseSeconds: row.retry_base_seconds, capSeconds: row.retry_cap_seconds },
       maxAttempts: row.max_attempts,
+      queueTid: row.queue_tid,
     });
   }
   return { claimed, settled, exclusiveFound: 0 };

@@ -16,6 +16,8 @@ export type RunResult = {
    * worker always knows it; without it the runs row is read to find it.
    */
   scheduleId?: number;
+  /** Where the queue row was at the claim or the last renewal (ClaimedRun.queueTid): the success path deletes it from there. */
+  queueTid?: string;
   /** The fencing token the worker claimed with; the write applies only while it is still current. */
   attempt: number;
   outcome: RunOutcome;
@@ -52,7 +54,13 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
   const succeeded = results.filter((r) => r.outcome === "succeeded");
   const other = succeeded.length === results.length ? [] : results.filter((r) => r.outcome !== "succeeded");
   const applied = new Set<number>();
-  if (succeeded.length > 0) for (const id of await finishSucceeded(db, workerId, succeeded)) applied.add(id);
+  if (succeeded.length > 0) {
+    // Where the queue row was is almost always where it is; the rest go through the index.
+    const byTid = succeeded.filter((r) => r.queueTid !== undefined);
+    for (const id of byTid.length > 0 ? await finishSucceeded(db, workerId, byTid, "tid") : []) applied.add(id);
+    const rest = succeeded.filter((r) => !applied.has(r.id));
+    if (rest.length > 0) for (const id of await finishSucceeded(db, workerId, rest, "index")) applied.add(id);
+  }
   if (other.length > 0) for (const id of await finishOther(db, workerId, other)) applied.add(id);
   return { applied: applied.size, stale: results.map((r) => r.id).filter((id) => !applied.has(id)) };
 }
@@ -62,27 +70,39 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
  * that succeeded stays on the run row (worker_id, started_at, finished_at, duration_ms; run_attempts
  * reads it from there): no attempts row and no foreign-key check for the common case.
  */
-async function finishSucceeded(db: Db, workerId: string, results: RunResult[]): Promise<number[]> {
+async function finishSucceeded(db: Db, workerId: string, results: RunResult[], find: "tid" | "index"): Promise<number[]> {
   const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
-  const result = await executePrepared<{ id: number }>(db, "sk_finish_done", sql`
+  const ids = sql.param(results.map((r) => r.id));
+  const tokens = sql.param(results.map((r) => r.attempt));
+  // Fencing: only the holder of the current token may finish the run; the delete checks it on the
+  // row it removes (after waiting out a concurrent rescue, on that rescue's version).
+  const held =
+    find === "tid"
+      ? sql`
+      -- Straight to where the row was: a TID look-up per run, no index descent and no separate lock
+      -- (the delete locks). A row that moved since (rescued, say) is not found here. Only a running
+      -- row has a lease owner, so the owner check is the state check too; written without
+      -- state = 'running' so that the planner, which rarely has statistics for running rows, cannot
+      -- prefer a walk of run_queue_running_idx with a 500-element filter per row.
+      DELETE FROM run_queue q
+      USING unnest(${ids}::bigint[], ${tokens}::int[], ${sql.param(results.map((r) => r.queueTid!))}::tid[], ${sql.param(durations)}::int[])
+        AS x(id, attempt, tid, duration_ms)
+      WHERE q.ctid = x.tid AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
+      RETURNING x.id, x.attempt, x.duration_ms, q.started_at`
+      : sql`
+      -- Each queue row among its schedule's running runs (run_queue_running_idx, usually one; the
+      -- lateral keeps it a probe per run), locked, then deleted where it was found.
+      SELECT f.ctid, f.started_at, x.* FROM unnest(${ids}::bigint[], ${tokens}::int[], ${sql.param(results.map((r) => r.scheduleId!))}::bigint[],
+          ${sql.param(durations)}::int[]) AS x(id, attempt, schedule_id, duration_ms)
+        CROSS JOIN LATERAL (
+          SELECT q.ctid, q.started_at FROM run_queue q
+          WHERE q.state = 'running' AND q.schedule_id = x.schedule_id AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
+          FOR UPDATE
+        ) f`;
+  const result = await executePrepared<{ id: number }>(db, find === "tid" ? "sk_finish_tid" : "sk_finish_done", sql`
     WITH clock AS (SELECT sk_now() AS now),
-    held AS (
-      -- Fencing: only the holder of the current token may finish the run. Each queue row is found
-      -- among its schedule's running runs (run_queue_running_idx, usually one) and locked, so the
-      -- check holds until commit.
-      SELECT h.ctid, h.started_at, x.*
-      FROM unnest(${sql.param(results.map((r) => r.id))}::bigint[], ${sql.param(results.map((r) => r.attempt))}::int[],
-        ${sql.param(results.map((r) => r.scheduleId!))}::bigint[], ${sql.param(durations)}::int[]) AS x(id, attempt, schedule_id, duration_ms)
-      CROSS JOIN LATERAL (
-        SELECT q.ctid, q.started_at FROM run_queue q
-        WHERE q.state = 'running' AND q.schedule_id = x.schedule_id
-          AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
-        FOR UPDATE
-      ) h
-    ),
-    settled AS (
-      DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))
-    ),
+    held AS (${held}),
+    ${find === "index" ? sql`gone AS (DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))),` : sql``}
     recorded AS (
       -- A success after retries: its attempt gets a row like the ones before it.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, duration_ms)
@@ -94,7 +114,10 @@ async function finishSucceeded(db: Db, workerId: string, results: RunResult[]): 
     UPDATE runs r SET state = 'done', attempts = h.attempt, worker_id = ${workerId}, started_at = h.started_at,
       finished_at = c.now, last_error = NULL, duration_ms = h.duration_ms
     FROM held h, clock c
-    WHERE r.id = ANY(ARRAY(SELECT id FROM held)) AND r.id = h.id
+    -- A primary-key probe per run. Not id = ANY(ARRAY(…)) as well: the planner expects one row from
+    -- a DELETE … RETURNING, puts that scan inside a nested loop, and reads the whole array again
+    -- for every run (measured: 125,000 rows read for 500).
+    WHERE r.id = h.id
     RETURNING r.id`);
   return result.rows.map((r) => Number(r.id));
 }
@@ -155,7 +178,7 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
       UPDATE run_queue q SET state = d.next_state, run_after = coalesce(d.retry_at, q.run_after), max_attempts = d.allowed,
         lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
       FROM decided d
-      WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM decided WHERE next_state <> 'done')) AND q.ctid = d.ctid
+      WHERE q.ctid = d.ctid AND d.next_state <> 'done'
     ),
     finished AS (
       UPDATE runs r SET
@@ -169,7 +192,7 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
         last_error = CASE WHEN d.outcome = 'succeeded' THEN NULL ELSE coalesce(d.error, r.last_error) END,
         duration_ms = d.duration_ms
       FROM decided d
-      WHERE r.id = ANY(ARRAY(SELECT id FROM decided)) AND r.id = d.id
+      WHERE r.id = d.id
       RETURNING r.id
     ),
     recorded AS (

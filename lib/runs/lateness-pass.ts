@@ -73,9 +73,7 @@ export async function runLatenessPass(db: Executor, opts: { partitions: number[]
       UPDATE runs SET state = 'skipped', skip_reason = d.reason, coalesced_into = d.into_slot,
              skipped_until = runs.scheduled_for, skipped_count = 1, finished_at = sk_now()
       FROM decided d JOIN locked l ON l.run_id = d.run_id
-      -- id = ANY(ARRAY(…)): a primary-key probe per locked run. As a join the planner expected a
-      -- third of the late estimate and merge-joined a walk of runs_pkey (600 ms at 200,000 runs).
-      WHERE runs.id = ANY(ARRAY(SELECT run_id FROM locked)) AND runs.id = d.run_id
+      WHERE runs.id = d.run_id
       RETURNING d.reason
     )
     SELECT reason, count(*)::int AS n FROM skipped GROUP BY reason`);

@@ -11,12 +11,13 @@ export type HeldRun = { id: number; attempt: number; scheduleId?: number; leaseS
 
 /**
  * Renew the leases of all of a worker's in-flight runs in one statement, fenced on the token.
- * Returns the ids still held; a run missing from the set was taken over (or finished elsewhere),
- * so its handler must be aborted. Touches only run_queue.lease_expires_at, an unindexed column of a
+ * Returns the runs still held, each with where its queue row is now (a renewal writes a new row
+ * version); a run missing from the map was taken over (or finished elsewhere), so its handler must
+ * be aborted. Touches only run_queue.lease_expires_at, an unindexed column of a
  * narrow row: a HOT update.
  */
-export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): Promise<Set<number>> {
-  if (runs.length === 0) return new Set();
+export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): Promise<Map<number, string>> {
+  if (runs.length === 0) return new Map();
   runs = await withSchedule(db, runs);
   const ids = runs.map((r) => r.id);
   const scheduleIds = runs.map((r) => r.scheduleId!);
@@ -25,7 +26,7 @@ export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): 
   // One clock: the new expiry is sk_now() + lease; fencing: only the current token's holder renews.
   // Each queue row is found among its schedule's running runs in run_queue_running_idx (a probe per
   // run, OFFSET 0 keeps it one), then updated where that look-up found it.
-  const result = await executePrepared<{ id: number }>(db, "sk_heartbeat", sql`
+  const result = await executePrepared<{ id: number; tid: string }>(db, "sk_heartbeat", sql`
     WITH held AS (
       SELECT f.ctid, h.id, h.attempt, coalesce(h.lease_seconds, f.lease_seconds) AS lease_seconds
       FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(scheduleIds)}::bigint[],
@@ -40,8 +41,8 @@ export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): 
     SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => h.lease_seconds)
     FROM held h
     -- The fence is checked on the row as updated (a concurrent rescue re-checks it after its lock).
-    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held)) AND q.ctid = h.ctid
+    WHERE q.ctid = h.ctid
       AND q.state = 'running' AND q.run_id = h.id AND q.attempts = h.attempt AND q.lease_owner = ${workerId}
-    RETURNING q.run_id AS id`);
-  return new Set(result.rows.map((r) => Number(r.id)));
+    RETURNING q.run_id AS id, q.ctid::text AS tid`);
+  return new Map(result.rows.map((r) => [Number(r.id), r.tid]));
 }

@@ -78,6 +78,28 @@ describe("run_queue beside runs", () => {
     await consistent();
   });
 
+  it("a success deletes the queue row where the claim or the last renewal left it, else finds it through the index", async () => {
+    const s = await makeSchedule(t.db, {});
+    const [a, b] = [await makeRun(t.db, { scheduleId: s.id }), await makeRun(t.db, { scheduleId: s.id, scheduledFor: new Date(T0.getTime() - 1000) })];
+    const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
+    const byId = new Map(claimed.map((c) => [c.id, c]));
+    const tidOf = async (id: number) => (await t.pool.query<{ tid: string }>("SELECT ctid::text AS tid FROM run_queue WHERE run_id = $1", [id])).rows[0].tid;
+    expect(byId.get(a.id)!.queueTid).toBe(await tidOf(a.id));
+    // A renewal writes a new row version and says where.
+    const renewed = await heartbeatRuns(t.db, "w1", [{ id: a.id, scheduleId: s.id, attempt: 1 }]);
+    expect(renewed.get(a.id)).toBe(await tidOf(a.id));
+    expect(renewed.get(a.id)).not.toBe(byId.get(a.id)!.queueTid);
+    const r = await finishRuns(t.db, "w1", [
+      { id: a.id, scheduleId: s.id, attempt: 1, outcome: "succeeded", queueTid: byId.get(a.id)!.queueTid }, // where it was: falls back
+      { id: b.id, scheduleId: s.id, attempt: 1, outcome: "succeeded", queueTid: byId.get(b.id)!.queueTid },
+    ]);
+    expect(r).toEqual({ applied: 2, stale: [] });
+    expect([(await readRun(t.pool, a.id)).state, (await readRun(t.pool, b.id)).state]).toEqual(["done", "done"]);
+    // A tid that now holds nothing of ours, and a stale token, change nothing.
+    expect(await finishRuns(t.db, "w1", [{ id: a.id, scheduleId: s.id, attempt: 1, outcome: "succeeded", queueTid: byId.get(a.id)!.queueTid }])).toEqual({ applied: 0, stale: [a.id] });
+    await consistent();
+  });
+
   it("retry, dead and re-queue keep the two in step, and the token only rises", async () => {
     const s = await makeSchedule(t.db, { retryMaxAttempts: 2 });
     const r = await makeRun(t.db, { scheduleId: s.id });

@@ -33,7 +33,7 @@ export async function requeueRuns(db: Db, ids: number[], actor: Actor): Promise<
       ),
       queued AS (
         UPDATE run_queue q SET state = 'pending', run_after = sk_now(), max_attempts = d.allowed, lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
-        FROM dead d WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM dead)) AND q.ctid = d.ctid
+        FROM dead d WHERE q.ctid = d.ctid
       )
       UPDATE runs r SET
         state = 'pending',

@@ -32,7 +32,7 @@ export async function measureHeartbeatHot(pool: pg.Pool, db: Db, n = 1000, round
   for (let i = 0; i < rounds; i++) await heartbeatRuns(db, "bench-hot", held);
   const after = await read();
   const stats = { upd: after.upd - before.upd, hot: after.hot - before.hot };
-  await finishRuns(db, "bench-hot", claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
+  await finishRuns(db, "bench-hot", claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, queueTid: r.queueTid, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
   const updates = Number(stats.upd);
   const hot = Number(stats.hot);
   return { runs: held.length, heartbeats: held.length * rounds, updates, hotUpdates: hot, hotRatio: Math.round((hot / Math.max(1, updates)) * 1000) / 1000 };

@@ -44,7 +44,7 @@ async function main() {
       const { claimed } = await claimRunsDetailed(db, { workerId: "p", partitions: parts, limit: batch, rescueExpired: process.env.PROFILE_RESCUE !== "0" });
       const t1 = performance.now();
       if (claimed.length === 0) break;
-      await finishRuns(db, "p", claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
+      await finishRuns(db, "p", claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, queueTid: r.queueTid, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
       finishMs += performance.now() - t1;
       claimMs += t1 - t0;
       n += claimed.length;
