@@ -9,59 +9,96 @@ import { resolveEnvRefs } from "../lib/security/mask";
 import type { AttemptAbort } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
 
+type AttemptDeps = { registry: HandlerRegistry; workerId: string; log: Logger; abort: AttemptAbort };
+
+/**
+ * What a handler is given. A class rather than an object literal with getters: at the top of the
+ * hour a worker makes one per run, and the getters (idempotency key, signal, logger, each made only
+ * when read) live once on the prototype instead of as closures on every context.
+ */
+class AttemptContext implements HandlerContext {
+  readonly schedule: { id: number; name: string };
+  readonly slot: Date;
+  readonly fencingToken: number;
+  readonly attempt: number;
+  readonly runId: number;
+  readonly origin: ClaimedRun["origin"];
+  readonly workerId: string;
+  private logger?: Logger;
+
+  constructor(
+    private readonly run: ClaimedRun,
+    private readonly deps: AttemptDeps,
+    // Secrets may live in the worker's environment rather than the stored payload.
+    readonly payload: unknown,
+  ) {
+    this.schedule = { id: run.scheduleId, name: run.scheduleName };
+    this.slot = run.scheduledFor;
+    this.fencingToken = run.attempt;
+    this.attempt = run.attempt;
+    this.runId = run.id;
+    this.origin = run.origin;
+    this.workerId = deps.workerId;
+  }
+
+  get idempotencyKey(): string {
+    return idempotencyKey(this.run.scheduleId, this.run.scheduledFor, this.run.origin, this.run.id);
+  }
+
+  get signal(): AbortSignal {
+    return this.deps.abort.signal;
+  }
+
+  // Made on first use: a pino child serialises its bindings at once, a cost per run for handlers that never log.
+  get log(): Logger {
+    const { run } = this;
+    return (this.logger ??= this.deps.log.child({ runId: run.id, schedule: run.scheduleName, slot: run.scheduledFor.toISOString(), attempt: run.attempt }));
+  }
+}
+
+function result(run: ClaimedRun, started: number, r: Omit<RunResult, "id" | "attempt" | "scheduleId" | "durationMs">): { result: RunResult; durationMs: number } {
+  const durationMs = Math.round(performance.now() - started);
+  return { result: { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, durationMs, ...r }, durationMs };
+}
+
+function aborted(run: ClaimedRun, started: number, abort: AttemptAbort) {
+  const reason = abort.reason!;
+  return result(run, started, { outcome: reason.kind === "shutdown" ? "aborted" : "timed_out", error: reason.message });
+}
+
+function failed(run: ClaimedRun, started: number, abort: AttemptAbort, err: unknown) {
+  if (abort.aborted) return aborted(run, started, abort);
+  const message = err instanceof Error ? `${err.name === "Error" ? "" : `${err.name}: `}${err.message}` : String(err);
+  if (isNonRetryable(err)) return result(run, started, { outcome: "failed", error: message, nonRetryable: true });
+  return result(run, started, { outcome: "failed", error: message, retryDelaySeconds: backoffSeconds(run.retry, Math.max(1, run.attempt)) });
+}
+
+const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
+
 /**
  * Run one claimed attempt's handler and turn whatever happened into a RunResult. Never throws:
  * an unknown handler, a thrown error and an abort all become results. Once the signal has fired,
  * a late success is not reported as one (promise: past its deadline the worker commits no success).
+ * A handler that returns without a promise (a synchronous one) is done at once: no promise, no race.
  */
-export async function runAttempt(
-  run: ClaimedRun,
-  deps: { registry: HandlerRegistry; workerId: string; log: Logger; abort: AttemptAbort },
-): Promise<{ result: RunResult; durationMs: number }> {
+export async function runAttempt(run: ClaimedRun, deps: AttemptDeps): Promise<{ result: RunResult; durationMs: number }> {
   const started = performance.now();
   const { abort } = deps;
-  const finish = (r: Omit<RunResult, "id" | "attempt" | "scheduleId" | "durationMs">) => {
-    const durationMs = Math.round(performance.now() - started);
-    return { result: { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, durationMs, ...r }, durationMs };
-  };
-  const fromAbort = () => {
-    const reason = abort.reason!;
-    return finish({ outcome: reason.kind === "shutdown" ? "aborted" : "timed_out", error: reason.message });
-  };
+  let returned: unknown;
   try {
     const handler = deps.registry.get(run.handler);
-    let log: Logger | undefined;
-    const ctx: HandlerContext = {
-      schedule: { id: run.scheduleId, name: run.scheduleName },
-      slot: run.scheduledFor,
-      // Getters, like log: made only for a handler that reads them.
-      get idempotencyKey() {
-        return idempotencyKey(run.scheduleId, run.scheduledFor, run.origin, run.id);
-      },
-      fencingToken: run.attempt,
-      attempt: run.attempt,
-      runId: run.id,
-      origin: run.origin,
-      // Secrets may live in the worker's environment rather than the stored payload.
-      payload: resolveEnvRefs(run.payload),
-      get signal() {
-        return abort.signal;
-      },
-      // Made on first use: a pino child serialises its bindings at once, a cost per run at the top
-      // of the hour for handlers that never log.
-      get log() {
-        return (log ??= deps.log.child({ runId: run.id, schedule: run.scheduleName, slot: run.scheduledFor.toISOString(), attempt: run.attempt }));
-      },
-      workerId: deps.workerId,
-    };
-    // A handler that throws before returning its promise lands in the catch below, as a rejection would.
-    await abort.race(Promise.resolve(handler.run(ctx)));
-    if (abort.aborted) return fromAbort();
-    return finish({ outcome: "succeeded" });
+    returned = handler.run(new AttemptContext(run, deps, resolveEnvRefs(run.payload)));
   } catch (err) {
-    if (abort.aborted) return fromAbort();
-    const message = err instanceof Error ? `${err.name === "Error" ? "" : `${err.name}: `}${err.message}` : String(err);
-    if (isNonRetryable(err)) return finish({ outcome: "failed", error: message, nonRetryable: true });
-    return finish({ outcome: "failed", error: message, retryDelaySeconds: backoffSeconds(run.retry, Math.max(1, run.attempt)) });
+    // A handler that throws before returning its promise fails as a rejection would.
+    return failed(run, started, abort, err);
   }
+  if (isThenable(returned)) {
+    try {
+      await abort.race(Promise.resolve(returned));
+    } catch (err) {
+      return failed(run, started, abort, err);
+    }
+  }
+  if (abort.aborted) return aborted(run, started, abort);
+  return result(run, started, { outcome: "succeeded" });
 }

@@ -19,7 +19,7 @@ export function isSensitiveKey(key: string): boolean {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-const isEnvRef = (v: unknown): boolean => isObject(v) && Object.keys(v).length === 1 && typeof v.$env === "string";
+const isEnvRef = (v: unknown): boolean => isObject(v) && typeof v.$env === "string" && Object.keys(v).length === 1;
 
 /**
  * A copy of `value` with every sensitive key's value replaced by MASK, at any depth; also the
@@ -77,32 +77,37 @@ export function refuseMaskedPayload(payload: unknown): void {
  * right before it calls a handler. A missing variable is an error naming it.
  */
 export function resolveEnvRefs<T>(value: T, env: Record<string, string | undefined> = process.env): T {
-  const walk = (v: unknown): unknown => {
-    if (isEnvRef(v)) {
-      const name = (v as { $env: string }).$env;
-      const resolved = env[name];
-      if (resolved === undefined) throw new Error(`payload refers to environment variable ${name}, which is not set`);
-      return resolved;
+  // A payload without an object or array in it holds no reference: nothing to walk.
+  if (typeof value !== "object" || value === null) return value;
+  return resolveWalk(value, env) as T;
+}
+
+// Module-level, not a closure per call: this runs for every run a worker starts.
+function resolveWalk(v: unknown, env: Record<string, string | undefined>): unknown {
+  if (isEnvRef(v)) {
+    const name = (v as { $env: string }).$env;
+    const resolved = env[name];
+    if (resolved === undefined) throw new Error(`payload refers to environment variable ${name}, which is not set`);
+    return resolved;
+  }
+  // Copies only what holds a reference: most payloads hold none and come back as they are, with
+  // nothing allocated.
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const w = resolveWalk(v[i], env);
+      if (w !== v[i]) (out ??= v.slice())[i] = w;
     }
-    // Copies only what holds a reference: most payloads hold none and come back as they are, with
-    // nothing allocated (this runs for every run a worker starts).
-    if (Array.isArray(v)) {
-      let out: unknown[] | undefined;
-      v.forEach((x, i) => {
-        const w = walk(x);
-        if (w !== x) (out ??= v.slice())[i] = w;
-      });
-      return out ?? v;
+    return out ?? v;
+  }
+  if (isObject(v)) {
+    let out: Record<string, unknown> | undefined;
+    for (const k in v) {
+      if (!Object.hasOwn(v, k)) continue;
+      const w = resolveWalk(v[k], env);
+      if (w !== v[k]) (out ??= { ...v })[k] = w;
     }
-    if (isObject(v)) {
-      let out: Record<string, unknown> | undefined;
-      for (const [k, x] of Object.entries(v)) {
-        const w = walk(x);
-        if (w !== x) (out ??= { ...v })[k] = w;
-      }
-      return out ?? v;
-    }
-    return v;
-  };
-  return walk(value) as T;
+    return out ?? v;
+  }
+  return v;
 }
