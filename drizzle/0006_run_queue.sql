@@ -15,20 +15,28 @@ CREATE TABLE "run_queue" (
 	"lease_owner" text,
 	"lease_expires_at" timestamp with time zone,
 	"started_at" timestamp with time zone,
-	"exclusive" boolean DEFAULT false NOT NULL,
+	"overlap" "overlap_policy" DEFAULT 'allow' NOT NULL,
+	"schedule_name" text NOT NULL,
+	"handler" text NOT NULL,
+	"payload" jsonb NOT NULL,
+	"lease_seconds" integer NOT NULL,
+	"retry_max_attempts" integer NOT NULL,
+	"retry_base_seconds" integer NOT NULL,
+	"retry_cap_seconds" integer NOT NULL,
 	CONSTRAINT "run_queue_unfinished" CHECK (state IN ('pending', 'running', 'dead'))
 );
 --> statement-breakpoint
 -- Every unfinished run gets its queue row; a running one keeps its lease there, and its runs row
 -- goes back to the record of the attempts that ended (the running attempt is the queue's).
-INSERT INTO "run_queue" ("run_id", "schedule_id", "scheduled_for", "partition", "run_after", "state", "origin", "attempts", "max_attempts", "lease_owner", "lease_expires_at", "started_at", "exclusive")
+INSERT INTO "run_queue" ("run_id", "schedule_id", "scheduled_for", "partition", "run_after", "state", "origin", "attempts", "max_attempts", "lease_owner", "lease_expires_at", "started_at",
+  "overlap", "schedule_name", "handler", "payload", "lease_seconds", "retry_max_attempts", "retry_base_seconds", "retry_cap_seconds")
 SELECT r."id", r."schedule_id", r."scheduled_for", r."partition",
   CASE WHEN r."state" = 'running' THEN coalesce(r."lease_expires_at", r."run_after") ELSE r."run_after" END,
   r."state", r."origin", r."attempts", r."max_attempts",
   CASE WHEN r."state" = 'running' THEN r."lease_owner" END,
   CASE WHEN r."state" = 'running' THEN r."lease_expires_at" END,
   CASE WHEN r."state" = 'running' THEN r."started_at" END,
-  s."overlap" <> 'allow'
+  s."overlap", s."name", s."handler", s."payload", s."lease_seconds", s."retry_max_attempts", s."retry_base_seconds", s."retry_cap_seconds"
 FROM "runs" r JOIN "schedules" s ON s."id" = r."schedule_id" WHERE r."state" IN ('pending', 'running', 'dead');
 --> statement-breakpoint
 UPDATE "runs" SET "state" = 'pending', "attempts" = greatest("attempts" - 1, 0), "lease_owner" = NULL, "lease_expires_at" = NULL
@@ -42,18 +50,21 @@ CREATE INDEX "run_queue_claim_idx" ON "run_queue" USING btree ("partition","run_
 CREATE INDEX "run_queue_pending_idx" ON "run_queue" USING btree ("schedule_id","scheduled_for") WHERE state = 'pending';--> statement-breakpoint
 CREATE INDEX "run_queue_running_idx" ON "run_queue" USING btree ("schedule_id","scheduled_for") WHERE state = 'running';--> statement-breakpoint
 CREATE INDEX "run_queue_dead_idx" ON "run_queue" USING btree ("schedule_id","scheduled_for") WHERE state = 'dead';--> statement-breakpoint
-CREATE INDEX "run_queue_exclusive_idx" ON "run_queue" USING btree ("partition","run_after") WHERE state = 'pending' AND exclusive;--> statement-breakpoint
+CREATE INDEX "run_queue_exclusive_idx" ON "run_queue" USING btree ("partition","run_after") WHERE state = 'pending' AND overlap <> 'allow';--> statement-breakpoint
 -- The queue churns (a claim and a finish per run): vacuum it early. Heartbeats touch only
 -- lease_expires_at, so room on each page keeps them HOT updates.
 ALTER TABLE "run_queue" SET (fillfactor = 80, autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);
 --> statement-breakpoint
 -- Any insert of an unfinished run queues it, whoever writes it (the tick, backfill, run now, an
--- operator's SQL): one set-based insert per statement from the transition table.
+-- operator's SQL): one set-based insert per statement from the transition table, with the
+-- schedule's settings the claim hands out copied in.
 CREATE FUNCTION "run_queue_on_runs_insert"() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO run_queue (run_id, schedule_id, scheduled_for, partition, run_after, state, origin, attempts, max_attempts, lease_owner, lease_expires_at, started_at, exclusive)
+  INSERT INTO run_queue (run_id, schedule_id, scheduled_for, partition, run_after, state, origin, attempts, max_attempts, lease_owner, lease_expires_at, started_at,
+    overlap, schedule_name, handler, payload, lease_seconds, retry_max_attempts, retry_base_seconds, retry_cap_seconds)
   SELECT n.id, n.schedule_id, n.scheduled_for, n.partition, coalesce(CASE WHEN n.state = 'running' THEN n.lease_expires_at END, n.run_after),
-    n.state, n.origin, n.attempts, n.max_attempts, n.lease_owner, n.lease_expires_at, n.started_at, s.overlap <> 'allow'
+    n.state, n.origin, n.attempts, n.max_attempts, n.lease_owner, n.lease_expires_at, n.started_at,
+    s.overlap, s.name, s.handler, s.payload, s.lease_seconds, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds
   FROM inserted_runs n JOIN schedules s ON s.id = n.schedule_id
   WHERE n.state IN ('pending', 'running', 'dead');
   RETURN NULL;
@@ -80,6 +91,25 @@ END $$;
 --> statement-breakpoint
 CREATE TRIGGER "runs_queue_delete" AFTER DELETE ON "runs" REFERENCING OLD TABLE AS deleted_runs
   FOR EACH STATEMENT EXECUTE FUNCTION "run_queue_on_runs_delete"();
+--> statement-breakpoint
+-- An edit of what the claim hands out, by the API or by hand, rewrites the queued runs' copies in
+-- the same transaction: every attempt that starts after it commits sees the edit. UPDATE OF lists
+-- the columns, so the tick's own updates (next_slot_at) never fire it. One OR arm per state: each
+-- arm is a probe of that state's index.
+CREATE FUNCTION "run_queue_on_schedule_edit"() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  UPDATE run_queue q SET overlap = NEW.overlap, schedule_name = NEW.name, handler = NEW.handler, payload = NEW.payload,
+    lease_seconds = NEW.lease_seconds, retry_max_attempts = NEW.retry_max_attempts, retry_base_seconds = NEW.retry_base_seconds,
+    retry_cap_seconds = NEW.retry_cap_seconds
+  WHERE q.schedule_id = NEW.id AND (q.state = 'pending' OR q.state = 'running' OR q.state = 'dead');
+  RETURN NULL;
+END $$;
+--> statement-breakpoint
+CREATE TRIGGER "schedules_queue_copies" AFTER UPDATE OF "overlap", "name", "handler", "payload", "lease_seconds", "retry_max_attempts", "retry_base_seconds", "retry_cap_seconds" ON "schedules"
+  FOR EACH ROW
+  WHEN ((OLD.overlap, OLD.name, OLD.handler, OLD.payload, OLD.lease_seconds, OLD.retry_max_attempts, OLD.retry_base_seconds, OLD.retry_cap_seconds)
+    IS DISTINCT FROM (NEW.overlap, NEW.name, NEW.handler, NEW.payload, NEW.lease_seconds, NEW.retry_max_attempts, NEW.retry_base_seconds, NEW.retry_cap_seconds))
+  EXECUTE FUNCTION "run_queue_on_schedule_edit"();
 --> statement-breakpoint
 -- TRUNCATE fires no delete trigger: emptying runs empties the queue with it.
 CREATE FUNCTION "run_queue_on_runs_truncate"() RETURNS trigger LANGUAGE plpgsql AS $$

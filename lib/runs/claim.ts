@@ -95,8 +95,8 @@ type Claimed = { claimed: ClaimedRun[]; settled: ClaimOutcome[]; exclusiveFound:
  *    (1.6 ms for 500 of 400,000 due rows, measured with scripts/bench/explain.ts), while
  *    `partition = ANY($parts)` cannot return index order on PostgreSQL 15: it read and sorted all
  *    200,000 due rows of 8 partitions (225 ms).
- * Splitting them keeps the statement of the top of the hour to what it must do: lock, rewrite the
- * queue row, read the schedule's handler. With the expiry and overlap machinery in the same
+ * Splitting them keeps the statement of the top of the hour to what it must do: lock and rewrite
+ * the queue row. With the expiry and overlap machinery in the same
  * statement the claim took 37.6 µs of statement time per run; without, about 22 (pg_stat_statements
  * over a 200,000-run drain by four connections; see the README's Scaling section).
  */
@@ -127,18 +127,20 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   return out;
 }
 
-// What every claim statement returns for a run it now holds (q: the queue row as updated, s: its schedule).
-const RETURNING = sql`q.run_id AS id, q.schedule_id, s.name AS schedule_name, s.handler, s.payload,
+// What every claim statement returns for a run it now holds: the queue row as updated, which carries
+// the schedule's settings (copied when the run was queued, rewritten by edits), so no schedule is read.
+const RETURNING = sql`q.run_id AS id, q.schedule_id, q.schedule_name, q.handler, q.payload,
   -- Epoch milliseconds: db.execute hands timestamptz back as text.
   (extract(epoch FROM q.scheduled_for) * 1000)::float8 AS scheduled_for_ms, q.attempts,
-  s.lease_seconds, q.origin, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, q.max_attempts, q.state,
+  q.lease_seconds, q.origin, q.retry_max_attempts, q.retry_base_seconds, q.retry_cap_seconds, q.max_attempts, q.state,
   q.ctid::text AS queue_tid`;
 
 /**
  * The claim of the top of the hour: due pending runs of one partition (or all, with null) whose
  * schedule allows overlap, locked in due order and turned into running queue rows (token + 1,
- * lease). A narrow row rewritten with one index entry (run_queue_running_idx); the runs row is not
- * touched, it is written when the attempt ends.
+ * lease). One row rewritten with one index entry (run_queue_running_idx), and nothing else read:
+ * neither the runs row (written when the attempt ends) nor the schedule (its settings are on the
+ * queue row).
  *
  * One clock: every due comparison reads sk_now(), never the worker's clock. It is read once, in
  * the clock CTE: sk_now() is a SQL function PostgreSQL cannot inline, and each (SELECT sk_now())
@@ -150,7 +152,7 @@ async function claimPlain(db: Db, workerId: string, partition: number | null, li
     WITH clock AS (SELECT sk_now() AS now),
     due AS (
       SELECT q.ctid FROM run_queue q
-      WHERE q.state = 'pending' AND NOT q.exclusive AND q.run_after <= (SELECT now FROM clock) ${inPartition}
+      WHERE q.state = 'pending' AND q.overlap = 'allow' AND q.run_after <= (SELECT now FROM clock) ${inPartition}
       ORDER BY q.run_after
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
@@ -160,20 +162,21 @@ async function claimPlain(db: Db, workerId: string, partition: number | null, li
       -- Fencing: the token rises on every claim, so the previous holder's writes match no row.
       attempts = q.attempts + 1,
       lease_owner = ${workerId},
-      lease_expires_at = c.now + make_interval(secs => s.lease_seconds),
+      lease_expires_at = c.now + make_interval(secs => q.lease_seconds),
       started_at = c.now,
-      run_after = c.now + make_interval(secs => s.lease_seconds)
-    FROM schedules s, clock c
+      run_after = c.now + make_interval(secs => q.lease_seconds)
+    FROM clock c
     -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
     -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
     -- seq-scanned the table.
-    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due)) AND s.id = q.schedule_id
+    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due))
     RETURNING ${RETURNING}`);
   return toClaimed(result.rows);
 }
 
 /**
- * Due runs of schedules whose overlap policy is forbid or skip (run_queue_exclusive_idx), each
+ * Due runs of schedules whose overlap policy is forbid or skip (run_queue_exclusive_idx, the policy
+ * copied on the queue row), each
  * checked against the schedule's earlier unfinished runs. 'forbid' waits while any earlier run is
  * unfinished (pending, waiting on retry backoff, or running). 'skip' skips the run when an earlier
  * one is running or waiting on retry, and otherwise waits only for an earlier run that has not
@@ -184,18 +187,15 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
   const candidates = (where: SQL) => sql`
     SELECT q.ctid, busy.any AS overlapped, q.run_after
     FROM run_queue q
-    -- One primary-key probe per run, in due order: OFFSET 0 keeps it a per-row lookup.
-    CROSS JOIN LATERAL (SELECT sc.overlap FROM schedules sc WHERE sc.id = q.schedule_id OFFSET 0) s
     CROSS JOIN LATERAL (
       -- Each EXISTS matches one partial index (run_queue_running_idx, run_queue_pending_idx).
-      SELECT s.overlap = 'skip' AND (
+      SELECT q.overlap = 'skip' AND (
         EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'running')
         OR EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'pending' AND p.attempts > 0)
       ) AS any
     ) busy
-    WHERE q.state = 'pending' AND q.exclusive AND q.run_after <= (SELECT now FROM clock) ${where}
-      AND (s.overlap = 'allow'
-        OR busy.any
+    WHERE q.state = 'pending' AND q.overlap <> 'allow' AND q.run_after <= (SELECT now FROM clock) ${where}
+      AND (busy.any
         OR (NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'pending')
           AND NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'running')))
     ORDER BY q.run_after
@@ -223,11 +223,11 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
         state = 'running',
         attempts = q.attempts + 1,
         lease_owner = ${workerId},
-        lease_expires_at = c.now + make_interval(secs => s.lease_seconds),
+        lease_expires_at = c.now + make_interval(secs => q.lease_seconds),
         started_at = c.now,
-        run_after = c.now + make_interval(secs => s.lease_seconds)
-      FROM schedules s, clock c
-      WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due WHERE NOT overlapped)) AND s.id = q.schedule_id
+        run_after = c.now + make_interval(secs => q.lease_seconds)
+      FROM clock c
+      WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due WHERE NOT overlapped))
       RETURNING ${RETURNING}
     )
     SELECT * FROM claimed
@@ -280,11 +280,11 @@ async function rescueExpired(db: Db, workerId: string, limit: number): Promise<C
       state = e.next_state,
       attempts = CASE WHEN e.next_state = 'running' THEN q.attempts + 1 ELSE q.attempts END,
       lease_owner = CASE WHEN e.next_state = 'running' THEN ${workerId} END,
-      lease_expires_at = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => s.lease_seconds) END,
+      lease_expires_at = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => q.lease_seconds) END,
       started_at = CASE WHEN e.next_state = 'running' THEN c.now END,
-      run_after = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => s.lease_seconds) ELSE q.run_after END
-    FROM expired e, schedules s, clock c
-    WHERE q.ctid = e.ctid AND s.id = q.schedule_id
+      run_after = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => q.lease_seconds) ELSE q.run_after END
+    FROM expired e, clock c
+    WHERE q.ctid = e.ctid
     RETURNING ${RETURNING}`);
   return toClaimed(result.rows);
 }

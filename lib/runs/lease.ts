@@ -32,7 +32,7 @@ export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): 
       FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(scheduleIds)}::bigint[],
         ${sql.param(tokens)}::int[], ${sql.param(leases)}::int[]) AS h(id, schedule_id, attempt, lease_seconds)
       CROSS JOIN LATERAL (
-        SELECT q.ctid, s.lease_seconds FROM run_queue q JOIN schedules s ON s.id = q.schedule_id
+        SELECT q.ctid, q.lease_seconds FROM run_queue q
         WHERE q.state = 'running' AND q.schedule_id = h.schedule_id AND q.run_id = h.id
         OFFSET 0
       ) f

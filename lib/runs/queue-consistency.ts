@@ -11,6 +11,8 @@ export type QueueMismatches = {
   wrongState: number;
   /** Runs with more than one queue row. */
   duplicated: number;
+  /** Queue rows whose copy of their schedule's settings (overlap, name, handler, payload, lease, retry) is out of date. */
+  staleCopies: number;
 };
 
 /**
@@ -19,7 +21,7 @@ export type QueueMismatches = {
  * Whole-table reads: for tests and the fault suite's report, not for the hot path.
  */
 export async function findQueueMismatches(db: Pick<Db, "execute">): Promise<QueueMismatches> {
-  const r = await db.execute<{ missing: number; orphaned: number; wrong_state: number; duplicated: number }>(sql`
+  const r = await db.execute<{ missing: number; orphaned: number; wrong_state: number; duplicated: number; stale_copies: number }>(sql`
     SELECT
       (SELECT count(*) FROM runs r WHERE r.state IN ('pending', 'running', 'dead')
          AND NOT EXISTS (SELECT 1 FROM run_queue q WHERE q.run_id = r.id))::int AS missing,
@@ -27,7 +29,10 @@ export async function findQueueMismatches(db: Pick<Db, "execute">): Promise<Queu
          WHERE r.id IS NULL OR r.state IN ('done', 'skipped'))::int AS orphaned,
       (SELECT count(*) FROM run_queue q JOIN runs r ON r.id = q.run_id
          WHERE (q.state = 'dead') <> (r.state = 'dead') AND r.state NOT IN ('done', 'skipped'))::int AS wrong_state,
-      (SELECT count(*) FROM (SELECT run_id FROM run_queue GROUP BY run_id HAVING count(*) > 1) d)::int AS duplicated`);
+      (SELECT count(*) FROM (SELECT run_id FROM run_queue GROUP BY run_id HAVING count(*) > 1) d)::int AS duplicated,
+      (SELECT count(*) FROM run_queue q JOIN schedules s ON s.id = q.schedule_id
+         WHERE (q.overlap, q.schedule_name, q.handler, q.payload, q.lease_seconds, q.retry_max_attempts, q.retry_base_seconds, q.retry_cap_seconds)
+           IS DISTINCT FROM (s.overlap, s.name, s.handler, s.payload, s.lease_seconds, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds))::int AS stale_copies`);
   const row = r.rows[0];
-  return { missing: row.missing, orphaned: row.orphaned, wrongState: row.wrong_state, duplicated: row.duplicated };
+  return { missing: row.missing, orphaned: row.orphaned, wrongState: row.wrong_state, duplicated: row.duplicated, staleCopies: row.stale_copies };
 }

@@ -32,19 +32,19 @@ beforeEach(async () => {
 });
 
 const queueRows = async (runId: number) =>
-  (await t.pool.query<{ state: string; attempts: number; lease_owner: string | null; exclusive: boolean }>(
-    "SELECT state::text, attempts, lease_owner, exclusive FROM run_queue WHERE run_id = $1",
+  (await t.pool.query<{ state: string; attempts: number; lease_owner: string | null; overlap: string }>(
+    "SELECT state::text, attempts, lease_owner, overlap::text FROM run_queue WHERE run_id = $1",
     [runId],
   )).rows;
 const xmin = async (runId: number) => (await t.pool.query<{ xmin: string }>("SELECT xmin::text FROM runs WHERE id = $1", [runId])).rows[0].xmin;
-const consistent = async () => expect(await findQueueMismatches(t.db)).toEqual({ missing: 0, orphaned: 0, wrongState: 0, duplicated: 0 });
+const consistent = async () => expect(await findQueueMismatches(t.db)).toEqual({ missing: 0, orphaned: 0, wrongState: 0, duplicated: 0, staleCopies: 0 });
 
 describe("run_queue beside runs", () => {
   it("a slot from the tick is queued; the claim moves only the queue row; the finish settles both", async () => {
     const s = await makeSchedule(t.db, { everySeconds: 60 });
     await tickOnce(t.db, { partitions: null, horizonSeconds: 0, graceSeconds: 30 });
     const [{ id }] = (await t.pool.query<{ id: number }>("SELECT id FROM runs WHERE schedule_id = $1", [s.id])).rows;
-    expect(await queueRows(id)).toEqual([{ state: "pending", attempts: 0, lease_owner: null, exclusive: false }]);
+    expect(await queueRows(id)).toEqual([{ state: "pending", attempts: 0, lease_owner: null, overlap: "allow" }]);
     await consistent();
 
     const before = await xmin(id);
@@ -134,14 +134,17 @@ describe("run_queue beside runs", () => {
     await consistent();
   });
 
-  it("an overlap policy change rewrites the queued runs' exclusive flag, and the claim follows it", async () => {
-    const s = await makeSchedule(t.db, { name: "flip", overlap: "allow" });
+  it("an edit rewrites what the queued runs carry, and the claim hands out the edit", async () => {
+    const s = await makeSchedule(t.db, { name: "flip", overlap: "allow", payload: { v: 1 }, leaseSeconds: 60 });
     const [a, b] = [await makeRun(t.db, { scheduleId: s.id, scheduledFor: new Date(T0.getTime() - 2000) }), await makeRun(t.db, { scheduleId: s.id })];
-    expect((await queueRows(a.id))[0].exclusive).toBe(false);
-    await updateSchedule(t.db, "flip", { overlap: "forbid" }, 1, SYSTEM_ACTOR);
-    expect([(await queueRows(a.id))[0].exclusive, (await queueRows(b.id))[0].exclusive]).toEqual([true, true]);
-    // forbid: only the earlier one starts.
-    expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((x) => x.id)).toEqual([a.id]);
+    expect((await queueRows(a.id))[0].overlap).toBe("allow");
+    await updateSchedule(t.db, "flip", { overlap: "forbid", payload: { v: 2 }, leaseSeconds: 30, retry: { maxAttempts: 3, baseSeconds: 5, capSeconds: 50 } }, 1, SYSTEM_ACTOR);
+    expect([(await queueRows(a.id))[0].overlap, (await queueRows(b.id))[0].overlap]).toEqual(["forbid", "forbid"]);
+    await consistent();
+    // forbid: only the earlier one starts, with the new payload, lease and retry policy.
+    const [first, ...others] = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
+    expect(others).toEqual([]);
+    expect(first).toMatchObject({ id: a.id, payload: { v: 2 }, leaseSeconds: 30, retry: { maxAttempts: 3, baseSeconds: 5, capSeconds: 50 } });
     await updateSchedule(t.db, "flip", { overlap: "allow" }, 2, SYSTEM_ACTOR);
     expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((x) => x.id)).toEqual([b.id]);
     await consistent();

@@ -122,16 +122,6 @@ async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
 }
 
 /**
- * The claim reads a schedule's overlap policy from its queued runs (run_queue.exclusive), so a
- * policy change rewrites them. One OR arm per state: each arm is a probe of that state's index.
- */
-async function markExclusive(tx: Tx, scheduleId: number, exclusive: boolean): Promise<void> {
-  await tx.execute(sql`
-    UPDATE run_queue SET exclusive = ${exclusive}
-    WHERE schedule_id = ${scheduleId} AND (state = 'pending' OR state = 'running' OR state = 'dead') AND exclusive <> ${exclusive}`);
-}
-
-/**
  * Apply a patch under optimistic concurrency: `expectedVersion` must be the stored version (else 409
  * on "version"). Changing the timing restarts the high-water mark at the first new slot after sk_now().
  */
@@ -173,7 +163,6 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
       if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
       if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
       const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
-      if (after.overlap !== before.overlap) await markExclusive(tx, after.id, after.overlap !== "allow");
       // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
       const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
       await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
