@@ -230,7 +230,7 @@ export function createRunner(o: RunnerOptions) {
       const due = [...inFlight.values()].filter((e) => !e.abort.aborted && now - e.renewedSentAt >= e.leaseMs / 3);
       if (due.length === 0) return;
       const sentAt = performance.now();
-      const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, scheduleId: e.run.scheduleId, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds })));
+      const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, scheduleId: e.run.scheduleId, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds, queueTid: e.run.queueTid })));
       for (const e of due) {
         if (inFlight.get(e.run.id) !== e) continue;
         const tid = held.get(e.run.id);

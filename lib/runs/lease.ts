@@ -7,16 +7,53 @@ import { withSchedule } from "./finish";
  * One in-flight run to renew: its id, the fencing token this worker claimed it with, and its
  * schedule (how the queue row is found; without it the runs row is read to find it).
  */
-export type HeldRun = { id: number; attempt: number; scheduleId?: number; leaseSeconds?: number };
+export type HeldRun = { id: number; attempt: number; scheduleId?: number; leaseSeconds?: number; queueTid?: string };
 
 /**
- * Renew the leases of all of a worker's in-flight runs in one statement, fenced on the token.
+ * How many of one page's rows a single renewal statement may rewrite. A HOT update puts the new
+ * version on the row's own page, and until the statement commits the old one stays too: renewing
+ * every row of a page at once would need half of it free. Rows claimed together sit together (a
+ * claim writes its new versions side by side, filled to the table's fillfactor of 80), so a worker
+ * renews them in waves of at most a fifth of a page's rows (16 % of the page, inside the 20 % the
+ * fillfactor leaves). Each wave commits before the next, which then finds the previous wave's old
+ * versions dead and prunes them as it reads the page: the room is there again.
+ */
+const WAVES = 5;
+
+/** Split runs so no wave holds more than one in WAVES of the rows known to share a page. */
+export function renewalWaves<T extends { queueTid?: string }>(runs: T[]): T[][] {
+  const onPage = new Map<string, number>();
+  const waves: T[][] = [];
+  for (const r of runs) {
+    // A tid reads "(page,item)"; without one the row's page is unknown and it goes first.
+    const page = r.queueTid ? r.queueTid.slice(1, r.queueTid.indexOf(",")) : undefined;
+    let wave = 0;
+    if (page !== undefined) {
+      const seen = onPage.get(page) ?? 0;
+      onPage.set(page, seen + 1);
+      wave = seen % WAVES;
+    }
+    (waves[wave] ??= []).push(r);
+  }
+  return waves.filter((w) => w !== undefined);
+}
+
+/**
+ * Renew the leases of all of a worker's in-flight runs, fenced on the token: one statement per
+ * wave (a handful at most; see WAVES), each for every run in it.
  * Returns the runs still held, each with where its queue row is now (a renewal writes a new row
  * version); a run missing from the map was taken over (or finished elsewhere), so its handler must
  * be aborted. Touches only run_queue.lease_expires_at, an unindexed column of a
  * narrow row: a HOT update.
  */
 export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): Promise<Map<number, string>> {
+  const held = new Map<number, string>();
+  // One statement (and so one transaction) per wave, in turn: see WAVES.
+  for (const wave of renewalWaves(runs)) for (const [id, tid] of await renewWave(db, workerId, wave)) held.set(id, tid);
+  return held;
+}
+
+async function renewWave(db: Db, workerId: string, runs: HeldRun[]): Promise<Map<number, string>> {
   if (runs.length === 0) return new Map();
   runs = await withSchedule(db, runs);
   const ids = runs.map((r) => r.id);

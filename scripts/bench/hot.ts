@@ -17,7 +17,7 @@ export async function measureHeartbeatHot(pool: pg.Pool, db: Db, n = 1000, round
     [n],
   );
   const { claimed } = await claimRunsDetailed(db, { workerId: "bench-hot", partitions: null, limit: n });
-  const held = claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, attempt: r.attempt }));
+  const held = claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, attempt: r.attempt, queueTid: r.queueTid }));
   // Each renewal is its own transaction, as in a worker, so the page's dead versions can be pruned.
   // Only this process writes now; the counters are read after forcing our own stats out.
   const read = async () => {
@@ -29,7 +29,11 @@ export async function measureHeartbeatHot(pool: pg.Pool, db: Db, n = 1000, round
     return { upd: Number(rows[0].upd), hot: Number(rows[0].hot) };
   };
   const before = await read();
-  for (let i = 0; i < rounds; i++) await heartbeatRuns(db, "bench-hot", held);
+  for (let i = 0; i < rounds; i++) {
+    // As the worker does: the next renewal starts from where this one left each row.
+    const renewed = await heartbeatRuns(db, "bench-hot", held);
+    for (const h of held) h.queueTid = renewed.get(h.id) ?? h.queueTid;
+  }
   const after = await read();
   const stats = { upd: after.upd - before.upd, hot: after.hot - before.hot };
   await finishRuns(db, "bench-hot", claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, queueTid: r.queueTid, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
