@@ -2,7 +2,7 @@
 import path from "node:path";
 import type pg from "pg";
 import { DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor } from "./procs";
-import { spikeStats, type SpikeStats } from "./stats";
+import { checkpointsSoFar, spikeStats, type SpikeStats } from "./stats";
 
 export type RawOptions = { url: string; schedules: number; workers: number; batch: number; loopsPerWorker: number };
 
@@ -41,6 +41,7 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeSt
       60_000,
     );
     // Lead time: the insert (~100,000 rows/s here) plus worker start-up, so every row is visible before T.
+    const checkpoints = await checkpointsSoFar(pool);
     const leadMs = 4000 + Math.ceil(o.schedules / 60);
     const { rows } = await pool.query<{ due: Date }>(`SELECT now() + make_interval(secs => $1::float8 / 1000) AS due`, [leadMs]);
     const due = rows[0].due;
@@ -51,8 +52,9 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeSt
     await waitFor("raw spike to drain", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'pending' LIMIT 1`)).rowCount === 0, 600_000, DRAIN_POLL_MS);
     await waitFor("raw leases to finish", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'leased' LIMIT 1`)).rowCount === 0, 60_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM raw_runs`, due);
+    const checkpointsDuring = (await checkpointsSoFar(pool)) - checkpoints;
     stopRss();
-    return { ...stats, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
+    return { ...stats, checkpointsDuring, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
   } finally {
     stopRss();
     await stopAll(procs);

@@ -13,6 +13,8 @@ export type SpikeStats = {
   claimsPerSecond: number;
   /** Runs finished per second, from the due instant to the last finish. */
   completionsPerSecond: number;
+  /** Checkpoints the server began between the phase's start (itself a checkpoint) and its end. */
+  checkpointsDuring?: number;
 };
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -45,4 +47,15 @@ export async function spikeStats(pool: pg.Pool, source: string, due: Date): Prom
     claimsPerSecond: Math.round(x.n / Math.max(x.last_start, 0.001)),
     completionsPerSecond: Math.round(x.n / Math.max(x.last_finish, 0.001)),
   };
+}
+
+/**
+ * How many checkpoints the server has begun so far, to count those inside a phase: a checkpoint
+ * mid-spike (forced by max_wal_size: materialising 400,000 slots writes much WAL) costs that phase
+ * full-page images on every page it touches next. Forcing one before each phase would not be fair
+ * either: the raw spike's freshly inserted pages carry no such cost, Slotkeeper's vacuumed ones would.
+ */
+export async function checkpointsSoFar(pool: pg.Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(`SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter`);
+  return rows[0].n;
 }
