@@ -2,7 +2,7 @@
  * The alert evaluation pass, run by every worker every few seconds so alerts fire with no browser
  * open. Exactly one notification per transition, however many workers evaluate at once:
  *
- * 1. `pg_try_advisory_xact_lock` lets one worker evaluate at a time; the others skip this pass.
+ * 1. `pg_try_advisory_lock` lets one worker evaluate at a time; the others skip this pass.
  *    Health is read inside the lock, so evaluations are sequential and never race with stale views.
  * 2. The transition itself is `INSERT … ON CONFLICT DO UPDATE … WHERE firing IS DISTINCT FROM
  *    excluded.firing RETURNING`: the row lock lets exactly one statement see a change, so even
@@ -14,6 +14,7 @@
  * Every "since" and reminder comparison reads sk_now(): one clock decides.
  */
 import { sql } from "drizzle-orm";
+import type { PoolClient } from "pg";
 import type { Db } from "../db/client";
 import { getScheduleHealth } from "../health/schedule-health";
 import { verdictsFor, type RuleVerdict } from "./rules";
@@ -38,8 +39,8 @@ export const ALERTS_LOCK_KEY = "slotkeeper:alerts";
 /**
  * One evaluation pass: detect transitions and due reminders, record events and queue deliveries.
  *
- * One evaluator at a time: a session-level advisory lock on a connection held for the pass (closed
- * afterwards, so a crash cannot leave it held). Each page is its own short transaction. One
+ * One evaluator at a time: a session-level advisory lock on a connection held for the pass (a
+ * crashed worker's session ends and frees it). Each page is its own short transaction. One
  * transaction over every page held PostgreSQL's xmin back for the whole pass (~20 s at 400,000
  * schedules); when that overlapped the top of the hour, index entries of claimed runs could not be
  * cleaned and the spike's last start went from 17 s to 82 s (npm run bench). Verdicts are per
@@ -47,14 +48,11 @@ export const ALERTS_LOCK_KEY = "slotkeeper:alerts";
  */
 export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?: number }): Promise<EvaluateResult> {
   const lockClient = await db.$client.connect();
-  // Close the session (releasing the lock) unless the lock was never taken.
-  let closeSession = true;
+  let locked = false;
   try {
     const lock = await lockClient.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS ok`, [ALERTS_LOCK_KEY]);
-    if (!lock.rows[0].ok) {
-      closeSession = false;
-      return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
-    }
+    locked = lock.rows[0].ok;
+    if (!locked) return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
     const result: EvaluateResult = { evaluated: true, firing: 0, resolved: 0, reminders: 0 };
     // Page through schedules by id: loading every schedule's health at once cost a worker
     // ~3.5 GB at 400,000 schedules.
@@ -76,7 +74,23 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     }
     return result;
   } finally {
-    lockClient.release(closeSession);
+    await releaseLock(lockClient, locked);
+  }
+}
+
+/**
+ * Unlock before the connection goes back to the pool. Closing the session instead released the
+ * lock only once the server had ended that backend, after the close returned: a pass started right
+ * after (the next worker, or a test) could find the lock still held and skip. If the unlock itself
+ * fails the session is closed, which releases it in the end.
+ */
+async function releaseLock(client: PoolClient, locked: boolean): Promise<void> {
+  if (!locked) return client.release();
+  try {
+    await client.query(`SELECT pg_advisory_unlock(hashtext($1))`, [ALERTS_LOCK_KEY]);
+    client.release();
+  } catch (err) {
+    client.release(err instanceof Error ? err : true);
   }
 }
 
