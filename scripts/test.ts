@@ -1,4 +1,4 @@
-// `npm test`: the whole suite. Vitest (unit + integration against a real PostgreSQL), then the
+// `npm test`: the whole suite. Vitest (unit + integration against a real PostgreSQL, in two passes), then the
 // console build if it is stale, then Playwright in Debian's Chromium. Ends with one summary line.
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -8,8 +8,10 @@ import { buildIsStale } from "./build-state";
 const out = path.resolve(".slotkeeper/test-results");
 fs.mkdirSync(out, { recursive: true });
 const vitestJson = path.join(out, "vitest.json");
+const vitestAloneJson = path.join(out, "vitest-alone.json");
 const playwrightJson = path.join(out, "playwright.json");
 fs.rmSync(vitestJson, { force: true });
+fs.rmSync(vitestAloneJson, { force: true });
 fs.rmSync(playwrightJson, { force: true });
 
 const only = process.argv[2]; // "unit" | "e2e" | undefined
@@ -21,16 +23,22 @@ let failed = 0;
 let skipped = 0;
 let broken = false;
 
-if (only !== "e2e") {
-  const code = run(process.execPath, [path.resolve("node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${vitestJson}`]);
-  if (fs.existsSync(vitestJson)) {
-    const r = JSON.parse(fs.readFileSync(vitestJson, "utf8"));
+// Vitest twice: the suite in parallel, then the `*.alone.test.ts` files by themselves (vitest.config.mts).
+const vitestPass = (json: string, env: Record<string, string>) => {
+  const code = run(process.execPath, [path.resolve("node_modules/vitest/vitest.mjs"), "run", "--reporter=default", "--reporter=json", `--outputFile.json=${json}`], env);
+  if (fs.existsSync(json)) {
+    const r = JSON.parse(fs.readFileSync(json, "utf8"));
     passed += r.numPassedTests;
     failed += r.numFailedTests;
     skipped += r.numPendingTests + r.numTodoTests;
     // A file that failed to load has no failed test but fails the run.
     if (code !== 0 && r.numFailedTests === 0) broken = true;
   } else if (code !== 0) broken = true;
+};
+
+if (only !== "e2e") {
+  vitestPass(vitestJson, { SLOTKEEPER_TEST_ALONE: "0" });
+  vitestPass(vitestAloneJson, { SLOTKEEPER_TEST_ALONE: "1" });
 }
 
 if (only !== "unit") {
