@@ -136,6 +136,19 @@ const RETURNING = sql`q.run_id AS id, q.schedule_id, q.schedule_name, q.handler,
   q.ctid::text AS queue_tid`;
 
 /**
+ * What a claim writes on the queue row it takes (q, with the clock CTE as c), in the plain and the
+ * overlap-checked claim alike. Fencing: the token rises on every claim, so the previous holder's
+ * writes match no row.
+ */
+const takeLease = (workerId: string) => sql`
+  state = 'running',
+  attempts = q.attempts + 1,
+  lease_owner = ${workerId},
+  lease_expires_at = c.now + make_interval(secs => q.lease_seconds),
+  started_at = c.now,
+  run_after = c.now + make_interval(secs => q.lease_seconds)`;
+
+/**
  * The claim of the top of the hour: due pending runs of one partition (or all, with null) whose
  * schedule allows overlap, locked in due order and turned into running queue rows (token + 1,
  * lease). One row rewritten with one index entry (run_queue_running_idx), and nothing else read:
@@ -157,14 +170,7 @@ async function claimPlain(db: Db, workerId: string, partition: number | null, li
       LIMIT ${limit}
       FOR UPDATE SKIP LOCKED
     )
-    UPDATE run_queue q SET
-      state = 'running',
-      -- Fencing: the token rises on every claim, so the previous holder's writes match no row.
-      attempts = q.attempts + 1,
-      lease_owner = ${workerId},
-      lease_expires_at = c.now + make_interval(secs => q.lease_seconds),
-      started_at = c.now,
-      run_after = c.now + make_interval(secs => q.lease_seconds)
+    UPDATE run_queue q SET ${takeLease(workerId)}
     FROM clock c
     -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
     -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
@@ -219,13 +225,7 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
       WHERE r.id = ANY(ARRAY(SELECT run_id FROM skipped))
     ),
     claimed AS (
-      UPDATE run_queue q SET
-        state = 'running',
-        attempts = q.attempts + 1,
-        lease_owner = ${workerId},
-        lease_expires_at = c.now + make_interval(secs => q.lease_seconds),
-        started_at = c.now,
-        run_after = c.now + make_interval(secs => q.lease_seconds)
+      UPDATE run_queue q SET ${takeLease(workerId)}
       FROM clock c
       WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due WHERE NOT overlapped))
       RETURNING ${RETURNING}
