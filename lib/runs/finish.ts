@@ -122,7 +122,7 @@ async function finishSucceeded(db: Db, workerId: string, results: RunResult[], f
   return result.rows.map((r) => Number(r.id));
 }
 
-/** Failures, timeouts and releases: retry after backoff, dead, or back to pending at once; each with its attempts row. */
+/** Failures, timeouts and releases (never a success: finishSucceeded): retry after backoff, dead, or back to pending at once; each with its attempts row. */
 async function finishOther(db: Db, workerId: string, results: RunResult[]): Promise<number[]> {
   const ids = results.map((r) => r.id);
   const tokens = results.map((r) => r.attempt);
@@ -145,7 +145,6 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
       -- among its schedule's running runs (run_queue_running_idx) and locked, so the checks hold until commit.
       SELECT h.ctid, h.max_attempts, h.started_at, x.*,
         CASE
-          WHEN x.outcome = 'succeeded' THEN 'done'
           WHEN x.outcome = 'aborted' THEN 'pending'
           WHEN x.non_retryable OR x.attempt >= h.max_attempts THEN 'dead'
           ELSE 'pending'
@@ -170,15 +169,12 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
         CASE WHEN outcome = 'aborted' THEN greatest(max_attempts, attempt + 1) ELSE max_attempts END AS allowed
       FROM held
     ),
-    settled AS (
-      DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM decided WHERE next_state = 'done'))
-    ),
     waiting AS (
       -- Retry, release or dead: the run stays in the queue, waiting (or dead until re-queued).
       UPDATE run_queue q SET state = d.next_state, run_after = coalesce(d.retry_at, q.run_after), max_attempts = d.allowed,
         lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
       FROM decided d
-      WHERE q.ctid = d.ctid AND d.next_state <> 'done'
+      WHERE q.ctid = d.ctid
     ),
     finished AS (
       UPDATE runs r SET
@@ -188,21 +184,18 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
         run_after = coalesce(d.retry_at, r.run_after),
         worker_id = ${workerId},
         started_at = d.started_at,
-        finished_at = CASE WHEN d.next_state IN ('done', 'dead') THEN (SELECT sk_now()) END,
-        last_error = CASE WHEN d.outcome = 'succeeded' THEN NULL ELSE coalesce(d.error, r.last_error) END,
+        finished_at = CASE WHEN d.next_state = 'dead' THEN (SELECT sk_now()) END,
+        last_error = coalesce(d.error, r.last_error),
         duration_ms = d.duration_ms
       FROM decided d
       WHERE r.id = d.id
       RETURNING r.id
     ),
     recorded AS (
-      -- A first attempt that succeeded stays on the run row (worker_id, started_at, finished_at,
-      -- duration_ms; run_attempts reads it from there): no INSERT and no foreign-key check for the
-      -- common case. Every other attempt gets its row.
+      -- Every attempt that did not succeed gets its row.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
       SELECT d.id, d.attempt, ${workerId}, coalesce(d.started_at, (SELECT sk_now())), (SELECT sk_now()), d.outcome::attempt_outcome, d.error, d.duration_ms
       FROM decided d
-      WHERE NOT (d.outcome = 'succeeded' AND d.attempt = 1)
       ON CONFLICT (run_id, attempt) DO NOTHING
     )
     SELECT id FROM finished`);

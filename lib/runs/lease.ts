@@ -48,14 +48,14 @@ export function renewalWaves<T extends { queueTid?: string }>(runs: T[]): T[][] 
  */
 export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): Promise<Map<number, string>> {
   const held = new Map<number, string>();
+  if (runs.length === 0) return held;
+  runs = await withSchedule(db, runs);
   // One statement (and so one transaction) per wave, in turn: see WAVES.
   for (const wave of renewalWaves(runs)) for (const [id, tid] of await renewWave(db, workerId, wave)) held.set(id, tid);
   return held;
 }
 
 async function renewWave(db: Db, workerId: string, runs: HeldRun[]): Promise<Map<number, string>> {
-  if (runs.length === 0) return new Map();
-  runs = await withSchedule(db, runs);
   const ids = runs.map((r) => r.id);
   const scheduleIds = runs.map((r) => r.scheduleId!);
   const tokens = runs.map((r) => r.attempt);
