@@ -1,30 +1,78 @@
 import { createHash } from "node:crypto";
-import type { SQL } from "drizzle-orm";
+import { fillPlaceholders, type SQL } from "drizzle-orm";
 import { PgDialect } from "drizzle-orm/pg-core";
+import type pg from "pg";
 import type { Db } from "./client";
 
 const dialect = new PgDialect();
-const names = new Map<string, string>();
+
+/** A hot-path statement, turned into text once, at module load: its values are `sql.placeholder`s. */
+export type Prepared = {
+  name: string;
+  text: string;
+  params: unknown[];
+  /** Why a whole-table scan is acceptable in this one's plan (it is off the worker's path), if it is. */
+  scanAllowed?: string;
+};
 
 /**
- * Run a hot-path statement (claim, finish, heartbeat) as a named prepared statement: each pooled
- * connection parses and plans the text once, then only binds values. The name is derived from the
- * text, so every variant of a statement gets its own name and a name never meets a second text.
+ * Build a hot-path statement (claim, finish, heartbeat) once. Each pooled connection then parses
+ * and plans its text once as a named prepared statement and afterwards only binds values; and the
+ * worker does not rebuild the text from Drizzle's template on every batch (the build was about 4 %
+ * of a worker's busy time in the spike; profiled with BENCH_NODE_ARGS="--cpu-prof"). The name is
+ * derived from the text, so every variant gets its own name and a name never meets a second text.
  * Plans stay custom (createPool sets plan_cache_mode): what is saved is the parse and analysis
  * of a long statement, about 0.5 ms per 500-run batch (scripts/bench/profile.ts).
  *
  * Needs a session-mode connection: a transaction-mode pooler without prepared-statement support
- * would hand the statement to a server that never saw it. Inside a Drizzle transaction (no pool
- * at hand) it falls back to a plain statement.
+ * would hand the statement to a server that never saw it.
  */
-export async function executePrepared<T extends Record<string, unknown>>(db: Db, prefix: string, query: SQL): Promise<{ rows: T[] }> {
-  const client = (db as Partial<Db>).$client;
-  if (!client || typeof client.query !== "function") return { rows: (await db.execute<T>(query)).rows as T[] };
+export function prepare(prefix: string, query: SQL, opts: { scanAllowed?: string } = {}): Prepared {
   const { sql: text, params } = dialect.sqlToQuery(query);
-  let name = names.get(text);
-  if (name === undefined) {
-    name = `${prefix}_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`;
-    names.set(text, name);
+  const statement: Prepared = { name: `${prefix}_${createHash("sha1").update(text).digest("hex").slice(0, 16)}`, text, params, ...opts };
+  preparedStatements.push(statement);
+  return statement;
+}
+
+/** Every statement made with `prepare`, as its module loaded: lib/db/plans.test.ts checks their plans. */
+export const preparedStatements: Prepared[] = [];
+
+/**
+ * Run a prepared statement with its placeholders' values, on the pool or, inside a Drizzle
+ * transaction, on the transaction's connection (Drizzle keeps it on the session; it has no public
+ * accessor, and db.execute cannot fill placeholders).
+ */
+export async function runPrepared<T extends Record<string, unknown>>(db: Db, statement: Prepared, values: Record<string, unknown>): Promise<{ rows: T[] }> {
+  const client: Pick<pg.ClientBase, "query"> | undefined = (db as Partial<Db>).$client ?? (db as unknown as { session?: { client?: pg.ClientBase } }).session?.client;
+  if (!client || typeof client.query !== "function") throw new Error("runPrepared: no connection behind this database handle");
+  return client.query<T>({ name: statement.name, text: statement.text, values: fillPlaceholders(statement.params, values) });
+}
+
+/**
+ * A PostgreSQL array literal of integers (or nulls), for a `$n::int[]`-style parameter. pg would
+ * serialise a JS array element by element, quoting and escaping each one (two regular expressions
+ * per element: 5 % of a worker's time in the spike, for arrays that hold only numbers).
+ */
+export function intArray(values: readonly (number | null | undefined)[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (i > 0) out += ",";
+    if (v === null || v === undefined) out += "NULL";
+    else if (Number.isFinite(v)) out += String(v);
+    else throw new Error(`intArray: ${v} is not a finite number`);
   }
-  return client.query<T>({ name, text, values: params as unknown[] });
+  return `${out}}`;
+}
+
+/** A PostgreSQL array literal of tids ("(page,item)", as ctid::text reads), for a `$n::tid[]` parameter. */
+export function tidArray(values: readonly string[]): string {
+  let out = "{";
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    // A tid has no quote or backslash to escape; anything else is not one of ours.
+    if (!/^\(\d+,\d+\)$/.test(v)) throw new Error(`tidArray: ${JSON.stringify(v)} is not a tid`);
+    out += i > 0 ? `,"${v}"` : `"${v}"`;
+  }
+  return `${out}}`;
 }

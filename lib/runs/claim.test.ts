@@ -157,4 +157,43 @@ describe("overlap in the claim", () => {
     await insertRuns(t.pool, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
     expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toHaveLength(3);
   });
+
+  it("hands each run of a mixed batch its own schedule's name, handler, payload, lease and retry policy", async () => {
+    const specs = [
+      { name: "alpha one", handler: "noop", payload: { to: "a" }, leaseSeconds: 30, retryMaxAttempts: 2 },
+      { name: "beta;two 'quoted' \"x\"", handler: "noop", payload: { to: "a" }, leaseSeconds: 30, retryMaxAttempts: 2 },
+      { name: "gamma", handler: "http", payload: { url: "http://x/;a b", n: [1, 2] }, leaseSeconds: 45, retryMaxAttempts: 4 },
+      { name: "delta", handler: "noop", payload: {}, leaseSeconds: 30, retryMaxAttempts: 2 },
+    ];
+    const ids = new Map<number, (typeof specs)[number]>();
+    for (const spec of specs) {
+      const s = await insertSchedule(t.pool, spec);
+      for (const run of await insertRuns(t.pool, s, [0, 1].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })))) ids.set(run, spec);
+    }
+    const claimed = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 100 });
+    expect(claimed).toHaveLength(8);
+    for (const c of claimed) {
+      const spec = ids.get(c.id)!;
+      expect(c).toMatchObject({ scheduleName: spec.name, handler: spec.handler, payload: spec.payload, leaseSeconds: spec.leaseSeconds, attempt: 1 });
+      expect(c.retry.maxAttempts).toBe(spec.retryMaxAttempts);
+      expect(c.queueTid).toMatch(/^\(\d+,\d+\)$/);
+    }
+    // Runs that share settings share nothing a handler could change.
+    const [a, b] = claimed.filter((c) => ids.get(c.id)!.name === "alpha one");
+    expect(a.payload).not.toBe(b.payload);
+  });
+
+  it("claims inside a Drizzle transaction on the transaction's connection", async () => {
+    const s = await insertSchedule(t.pool);
+    const [run] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const claimed = await t.db.transaction(async (tx) => {
+      const got = await claimRuns(tx as unknown as typeof t.db, { workerId: "w", partitions: [0], limit: 10 });
+      // Not yet visible outside the transaction.
+      expect((await readRun(t.pool, run)).state).toBe("pending");
+      return got;
+    });
+    expect(claimed.map((c) => c.id)).toEqual([run]);
+    expect((await readRun(t.pool, run)).state).toBe("running");
+  });
 });
+

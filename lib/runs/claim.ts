@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { executePrepared } from "../db/prepared";
+import { intArray, prepare, runPrepared } from "../db/prepared";
 import type { RetryPolicy } from "./backoff";
 
 /** A run this worker now holds: everything needed to call its handler and to fence its writes. */
@@ -47,22 +47,27 @@ export type ClaimOptions = {
   checkExclusive?: boolean;
 };
 
-type Row = {
-  id: number;
-  schedule_id: number;
-  schedule_name: string;
-  handler: string;
-  payload: unknown;
-  scheduled_for_ms: number;
-  attempts: number;
-  lease_seconds: number;
-  origin: ClaimedRun["origin"];
-  retry_max_attempts: number;
-  retry_base_seconds: number;
-  retry_cap_seconds: number;
-  max_attempts: number;
+/**
+ * What a claim statement answers: its runs grouped by the settings they share, each group one row
+ * (see CLAIMED). A group at the top of the hour holds most of a batch.
+ */
+type Group = {
   state: ClaimOutcome["state"];
-  queue_tid: string;
+  handler: string | null;
+  /** The payload's JSON text: parsed once per run. */
+  payload: string | null;
+  lease_seconds: number | null;
+  origin: ClaimedRun["origin"] | null;
+  retry_max_attempts: number | null;
+  retry_base_seconds: number | null;
+  retry_cap_seconds: number | null;
+  max_attempts: number | null;
+  /** JSON: [id, schedule_id, scheduled_for_ms, attempts] per run, one flat array (settled runs: [id] each). */
+  numbers: string;
+  /** The runs' queue row tids, "(page,item)", joined by ";" (null for settled runs). */
+  tids: string | null;
+  /** The runs' schedule names, in the order of `numbers`. */
+  names: (string | null)[];
 };
 
 /**
@@ -127,23 +132,47 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   return out;
 }
 
-// What every claim statement returns for a run it now holds: the queue row as updated, which carries
-// the schedule's settings (copied when the run was queued, rewritten by edits), so no schedule is read.
-const RETURNING = sql`q.run_id AS id, q.schedule_id, q.schedule_name, q.handler, q.payload,
-  -- Epoch milliseconds: db.execute hands timestamptz back as text.
-  (extract(epoch FROM q.scheduled_for) * 1000)::float8 AS scheduled_for_ms, q.attempts,
-  q.lease_seconds, q.origin, q.retry_max_attempts, q.retry_base_seconds, q.retry_cap_seconds, q.max_attempts, q.state,
-  q.ctid::text AS queue_tid`;
+// What every claim statement's UPDATE returns for a run it now holds: the queue row as updated,
+// which carries the schedule's settings (copied when the run was queued, rewritten by edits), so
+// no schedule is read.
+const RETURNING = sql`q.run_id, q.schedule_id, q.scheduled_for, q.attempts, q.ctid AS tid, q.schedule_name, q.handler, q.payload,
+  q.lease_seconds, q.origin, q.retry_max_attempts, q.retry_base_seconds, q.retry_cap_seconds, q.max_attempts, q.state`;
+
+/**
+ * How every claim statement answers (over its CTE `claimed`, RETURNING's columns): one row per
+ * group of runs that share their settings, with the runs' own numbers in one JSON array, their
+ * queue rows' tids in one string and their schedule names in one JSON array. Why not a row per
+ * run: the driver turns every column of every row into a string of its own, then parses it, and a
+ * claimed run is fifteen columns. Measured on 500-run batches (node and backend CPU time, one
+ * connection): 8.0 µs of worker and 3.6 µs of database CPU per run as rows, 1.9 and 4.2 in groups.
+ * At the top of the hour a batch is one group; schedules with settings of their own make groups of
+ * one, no worse than a row each. The aggregates advance on each input row in turn, so the i-th
+ * entry of each belongs to the same run.
+ */
+const CLAIMED = sql`
+    SELECT c.state, c.handler, c.payload::text AS payload, c.lease_seconds, c.origin,
+      c.retry_max_attempts, c.retry_base_seconds, c.retry_cap_seconds, c.max_attempts,
+      -- [id, schedule id, slot in epoch milliseconds, attempts] per run, flat: one JSON.parse and
+      -- no strings. A skipped run has only its id (concat_ws leaves out NULLs), and no tid. The
+      -- slot goes numeric → bigint, exact and truncated as a JS Date would; through float8 it was
+      -- a numeric-to-text-to-float8 conversion per run.
+      '[' || string_agg(concat_ws(',', c.run_id, c.schedule_id, floor(extract(epoch FROM c.scheduled_for) * 1000)::bigint, c.attempts), ',') || ']' AS numbers,
+      string_agg(c.tid::text, ';') AS tids,
+      json_agg(c.schedule_name) AS names
+    FROM claimed c
+    -- By the payload itself, not its text: hashing a jsonb costs less than printing one per run,
+    -- and the text above is then made once per group.
+    GROUP BY c.state, c.handler, c.payload, c.lease_seconds, c.origin, c.retry_max_attempts, c.retry_base_seconds, c.retry_cap_seconds, c.max_attempts`;
 
 /**
  * What a claim writes on the queue row it takes (q, with the clock CTE as c), in the plain and the
  * overlap-checked claim alike. Fencing: the token rises on every claim, so the previous holder's
  * writes match no row.
  */
-const takeLease = (workerId: string) => sql`
+const TAKE_LEASE = sql`
   state = 'running',
   attempts = q.attempts + 1,
-  lease_owner = ${workerId},
+  lease_owner = ${sql.placeholder("workerId")},
   lease_expires_at = c.now + make_interval(secs => q.lease_seconds),
   started_at = c.now,
   run_after = c.now + make_interval(secs => q.lease_seconds)`;
@@ -159,24 +188,37 @@ const takeLease = (workerId: string) => sql`
  * the clock CTE: sk_now() is a SQL function PostgreSQL cannot inline, and each (SELECT sk_now())
  * is an InitPlan of its own.
  */
-async function claimPlain(db: Db, workerId: string, partition: number | null, limit: number): Promise<Claimed> {
-  const inPartition = partition === null ? sql`` : sql`AND q.partition = ${partition}::int`;
-  const result = await executePrepared<Row>(db, "sk_claim", sql`
+const claimPlainIn = (inPartition: SQL, opts?: { scanAllowed: string }) =>
+  prepare("sk_claim", sql`
     WITH clock AS (SELECT sk_now() AS now),
     due AS (
       SELECT q.ctid FROM run_queue q
       WHERE q.state = 'pending' AND q.overlap = 'allow' AND q.run_after <= (SELECT now FROM clock) ${inPartition}
       ORDER BY q.run_after
-      LIMIT ${limit}
+      LIMIT ${sql.placeholder("limit")}
       FOR UPDATE SKIP LOCKED
+    ),
+    claimed AS (
+      UPDATE run_queue q SET ${TAKE_LEASE}
+      FROM clock c
+      -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
+      -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
+      -- seq-scanned the table.
+      WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due))
+      RETURNING ${RETURNING}
     )
-    UPDATE run_queue q SET ${takeLease(workerId)}
-    FROM clock c
-    -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
-    -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
-    -- seq-scanned the table.
-    WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due))
-    RETURNING ${RETURNING}`);
+    ${CLAIMED}`, opts);
+const CLAIM_IN_PARTITION = claimPlainIn(sql`AND q.partition = ${sql.placeholder("partition")}::int`);
+// Due order across every partition cannot come from the (partition, run_after) index: this one
+// reads and sorts the due rows. Only tests and tools claim without partitions; a worker always
+// claims in the partitions it holds.
+const CLAIM_ANYWHERE = claimPlainIn(sql``, { scanAllowed: "claims without partitions (tests and tools); a worker always names its partitions" });
+
+async function claimPlain(db: Db, workerId: string, partition: number | null, limit: number): Promise<Claimed> {
+  const result =
+    partition === null
+      ? await runPrepared<Group>(db, CLAIM_ANYWHERE, { workerId, limit })
+      : await runPrepared<Group>(db, CLAIM_IN_PARTITION, { workerId, limit, partition });
   return toClaimed(result.rows);
 }
 
@@ -188,7 +230,7 @@ async function claimPlain(db: Db, workerId: string, partition: number | null, li
  * one is running or waiting on retry, and otherwise waits only for an earlier run that has not
  * started yet (so a backlog runs one at a time, never side by side).
  */
-async function claimExclusive(db: Db, workerId: string, partitions: number[] | null, limit: number): Promise<Claimed> {
+const claimExclusiveIn = (partitioned: boolean) => {
   // One partition at a time through the index (LATERAL), as the plain claim, stopping at the limit.
   const candidates = (where: SQL) => sql`
     SELECT q.ctid, busy.any AS overlapped, q.run_after
@@ -205,15 +247,14 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
         OR (NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'pending')
           AND NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'running')))
     ORDER BY q.run_after
-    LIMIT ${limit}
+    LIMIT ${sql.placeholder("limit")}
     FOR UPDATE OF q SKIP LOCKED`;
-  const due =
-    partitions === null
-      ? candidates(sql``)
-      : sql`SELECT x.* FROM unnest(${sql.param(partitions)}::int[]) AS p(partition)
+  const due = partitioned
+    ? sql`SELECT x.* FROM unnest(${sql.placeholder("partitions")}::int[]) AS p(partition)
           CROSS JOIN LATERAL (${candidates(sql`AND q.partition = p.partition`)}) x
-          LIMIT ${limit}`;
-  const result = await executePrepared<Row>(db, "sk_claim_exclusive", sql`
+          LIMIT ${sql.placeholder("limit")}`
+    : candidates(sql``);
+  return prepare("sk_claim_exclusive", sql`
     WITH clock AS (SELECT sk_now() AS now),
     due AS (${due}),
     skipped AS (
@@ -224,15 +265,27 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
       UPDATE runs r SET state = 'skipped', skip_reason = 'overlap', finished_at = (SELECT now FROM clock)
       WHERE r.id = ANY(ARRAY(SELECT run_id FROM skipped))
     ),
-    claimed AS (
-      UPDATE run_queue q SET ${takeLease(workerId)}
+    taken AS (
+      UPDATE run_queue q SET ${TAKE_LEASE}
       FROM clock c
       WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due WHERE NOT overlapped))
       RETURNING ${RETURNING}
+    ),
+    claimed AS (
+      SELECT * FROM taken
+      UNION ALL
+      SELECT run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'skipped' FROM skipped
     )
-    SELECT * FROM claimed
-    UNION ALL
-    SELECT run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'skipped', NULL FROM skipped`);
+    ${CLAIMED}`);
+};
+const CLAIM_EXCLUSIVE_IN_PARTITIONS = claimExclusiveIn(true);
+const CLAIM_EXCLUSIVE_ANYWHERE = claimExclusiveIn(false);
+
+async function claimExclusive(db: Db, workerId: string, partitions: number[] | null, limit: number): Promise<Claimed> {
+  const result =
+    partitions === null
+      ? await runPrepared<Group>(db, CLAIM_EXCLUSIVE_ANYWHERE, { workerId, limit })
+      : await runPrepared<Group>(db, CLAIM_EXCLUSIVE_IN_PARTITIONS, { workerId, limit, partitions: intArray(partitions) });
   return toClaimed(result.rows);
 }
 
@@ -243,15 +296,14 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
  * concurrency are running; this reads run_queue_running_idx whole.) The lost attempt is recorded;
  * the run is claimed again by this worker, or goes dead when that was its final attempt.
  */
-async function rescueExpired(db: Db, workerId: string, limit: number): Promise<Claimed> {
-  const result = await executePrepared<Row>(db, "sk_rescue", sql`
+const RESCUE = prepare("sk_rescue", sql`
     WITH clock AS (SELECT sk_now() AS now),
     expired AS (
       SELECT q.ctid, q.run_id, q.attempts, q.max_attempts, q.lease_owner, q.started_at, q.lease_expires_at,
         CASE WHEN q.attempts >= q.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state
       FROM run_queue q
       WHERE q.state = 'running' AND q.lease_expires_at < (SELECT now FROM clock)
-      LIMIT ${limit}
+      LIMIT ${sql.placeholder("limit")}
       FOR UPDATE SKIP LOCKED
     ),
     lost AS (
@@ -275,42 +327,60 @@ async function rescueExpired(db: Db, workerId: string, limit: number): Promise<C
           ELSE 'lease expired: worker ' || coalesce(e.lease_owner, 'unknown') || ' stopped renewing it' END
       FROM expired e
       WHERE r.id = e.run_id
+    ),
+    claimed AS (
+      UPDATE run_queue q SET
+        state = e.next_state,
+        attempts = CASE WHEN e.next_state = 'running' THEN q.attempts + 1 ELSE q.attempts END,
+        lease_owner = CASE WHEN e.next_state = 'running' THEN ${sql.placeholder("workerId")} END,
+        lease_expires_at = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => q.lease_seconds) END,
+        started_at = CASE WHEN e.next_state = 'running' THEN c.now END,
+        run_after = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => q.lease_seconds) ELSE q.run_after END
+      FROM expired e, clock c
+      WHERE q.ctid = e.ctid
+      RETURNING ${RETURNING}
     )
-    UPDATE run_queue q SET
-      state = e.next_state,
-      attempts = CASE WHEN e.next_state = 'running' THEN q.attempts + 1 ELSE q.attempts END,
-      lease_owner = CASE WHEN e.next_state = 'running' THEN ${workerId} END,
-      lease_expires_at = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => q.lease_seconds) END,
-      started_at = CASE WHEN e.next_state = 'running' THEN c.now END,
-      run_after = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => q.lease_seconds) ELSE q.run_after END
-    FROM expired e, clock c
-    WHERE q.ctid = e.ctid
-    RETURNING ${RETURNING}`);
-  return toClaimed(result.rows);
+    ${CLAIMED}`);
+
+async function rescueExpired(db: Db, workerId: string, limit: number): Promise<Claimed> {
+  return toClaimed((await runPrepared<Group>(db, RESCUE, { workerId, limit })).rows);
 }
 
-function toClaimed(rows: Row[]): Claimed {
+/** Unpack CLAIMED's groups into the runs to execute and the runs settled on the way. */
+function toClaimed(groups: Group[]): Claimed {
   const claimed: ClaimedRun[] = [];
   const settled: ClaimOutcome[] = [];
-  for (const row of rows) {
-    if (row.state !== "running") {
-      settled.push({ id: Number(row.id), state: row.state });
+  for (const g of groups) {
+    const n = JSON.parse(g.numbers) as number[];
+    if (g.state !== "running") {
+      // A skipped run is its id alone; a dead one (a rescue's final attempt) has all four numbers.
+      const stride = g.tids === null ? 1 : 4;
+      for (let i = 0; i < n.length; i += stride) settled.push({ id: n[i], state: g.state });
       continue;
     }
-    claimed.push({
-      id: row.id,
-      scheduleId: row.schedule_id,
-      scheduleName: row.schedule_name,
-      handler: row.handler,
-      payload: row.payload,
-      scheduledFor: new Date(row.scheduled_for_ms),
-      attempt: row.attempts,
-      leaseSeconds: row.lease_seconds,
-      origin: row.origin,
-      retry: { maxAttempts: row.retry_max_attempts, baseSeconds: row.retry_base_seconds, capSeconds: row.retry_cap_seconds },
-      maxAttempts: row.max_attempts,
-      queueTid: row.queue_tid,
-    });
+    const tids = g.tids!.split(";");
+    if (n.length !== tids.length * 4 || tids.length !== g.names.length) {
+      throw new Error(`claim: a group of ${tids.length} tids came with ${n.length / 4} runs and ${g.names.length} names`);
+    }
+    // Shared by the group's runs: nothing downstream changes a retry policy.
+    const retry: RetryPolicy = Object.freeze({ maxAttempts: g.retry_max_attempts!, baseSeconds: g.retry_base_seconds!, capSeconds: g.retry_cap_seconds! });
+    for (let i = 0; i < tids.length; i++) {
+      claimed.push({
+        id: n[4 * i],
+        scheduleId: n[4 * i + 1],
+        scheduleName: g.names[i]!,
+        handler: g.handler!,
+        // Parsed per run, so no two handlers share (and could change) one payload object.
+        payload: JSON.parse(g.payload!),
+        scheduledFor: new Date(n[4 * i + 2]),
+        attempt: n[4 * i + 3],
+        leaseSeconds: g.lease_seconds!,
+        origin: g.origin!,
+        retry,
+        maxAttempts: g.max_attempts!,
+        queueTid: tids[i],
+      });
+    }
   }
   return { claimed, settled, exclusiveFound: 0 };
 }

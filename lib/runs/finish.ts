@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { executePrepared } from "../db/prepared";
+import { intArray, prepare, runPrepared, tidArray } from "../db/prepared";
 
 /** Longest error text stored on a run or attempt; longer messages are cut with a marker. */
 export const MAX_ERROR_LENGTH = 2000;
@@ -51,18 +51,30 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
   results = await withSchedule(db, results);
   // Successes, nearly every result at the top of the hour, take a statement that does only what a
   // success needs; the rest (retry, dead, release) the general one.
-  const succeeded = results.filter((r) => r.outcome === "succeeded");
-  const other = succeeded.length === results.length ? [] : results.filter((r) => r.outcome !== "succeeded");
-  const applied = new Set<number>();
+  const allSucceeded = results.every((r) => r.outcome === "succeeded");
+  const succeeded = allSucceeded ? results : results.filter((r) => r.outcome === "succeeded");
+  const other = allSucceeded ? [] : results.filter((r) => r.outcome !== "succeeded");
+  let applied: Set<number> | null = null;
+  const add = (ids: number[]) => {
+    applied ??= new Set();
+    for (const id of ids) applied.add(id);
+  };
   if (succeeded.length > 0) {
     // Where the queue row was is almost always where it is; the rest go through the index.
-    const byTid = succeeded.filter((r) => r.queueTid !== undefined);
-    for (const id of byTid.length > 0 ? await finishSucceeded(db, workerId, byTid, "tid") : []) applied.add(id);
-    const rest = succeeded.filter((r) => !applied.has(r.id));
-    if (rest.length > 0) for (const id of await finishSucceeded(db, workerId, rest, "index")) applied.add(id);
+    const byTid = succeeded.every((r) => r.queueTid !== undefined) ? succeeded : succeeded.filter((r) => r.queueTid !== undefined);
+    const done = byTid.length > 0 ? await finishSucceeded(db, workerId, byTid, "tid") : [];
+    // The common case: every success applied where it was. Nothing to look up one by one.
+    if (done === "all" && byTid.length === results.length) return { applied: results.length, stale: [] };
+    add(done === "all" ? byTid.map((r) => r.id) : done);
+    const rest = succeeded.filter((r) => !applied!.has(r.id));
+    if (rest.length > 0) {
+      const more = await finishSucceeded(db, workerId, rest, "index");
+      add(more === "all" ? rest.map((r) => r.id) : more);
+    }
   }
-  if (other.length > 0) for (const id of await finishOther(db, workerId, other)) applied.add(id);
-  return { applied: applied.size, stale: results.map((r) => r.id).filter((id) => !applied.has(id)) };
+  if (other.length > 0) add(await finishOther(db, workerId, other));
+  const got: Set<number> = applied ?? new Set();
+  return { applied: got.size, stale: results.map((r) => r.id).filter((id) => !got.has(id)) };
 }
 
 /**
@@ -70,10 +82,7 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
  * that succeeded stays on the run row (worker_id, started_at, finished_at, duration_ms; run_attempts
  * reads it from there): no attempts row and no foreign-key check for the common case.
  */
-async function finishSucceeded(db: Db, workerId: string, results: RunResult[], find: "tid" | "index"): Promise<number[]> {
-  const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
-  const ids = sql.param(results.map((r) => r.id));
-  const tokens = sql.param(results.map((r) => r.attempt));
+const finishSucceededBy = (find: "tid" | "index") => {
   // Fencing: only the holder of the current token may finish the run; the delete checks it on the
   // row it removes (after waiting out a concurrent rescue, on that rescue's version).
   const held =
@@ -85,59 +94,66 @@ async function finishSucceeded(db: Db, workerId: string, results: RunResult[], f
       -- state = 'running' so that the planner, which rarely has statistics for running rows, cannot
       -- prefer a walk of run_queue_running_idx with a 500-element filter per row.
       DELETE FROM run_queue q
-      USING unnest(${ids}::bigint[], ${tokens}::int[], ${sql.param(results.map((r) => r.queueTid!))}::tid[], ${sql.param(durations)}::int[])
+      USING unnest(${sql.placeholder("ids")}::bigint[], ${sql.placeholder("tokens")}::int[], ${sql.placeholder("tids")}::tid[], ${sql.placeholder("durations")}::int[])
         AS x(id, attempt, tid, duration_ms)
-      WHERE q.ctid = x.tid AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
+      WHERE q.ctid = x.tid AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
       RETURNING x.id, x.attempt, x.duration_ms, q.started_at`
       : sql`
       -- Each queue row among its schedule's running runs (run_queue_running_idx, usually one; the
       -- lateral keeps it a probe per run), locked, then deleted where it was found.
-      SELECT f.ctid, f.started_at, x.* FROM unnest(${ids}::bigint[], ${tokens}::int[], ${sql.param(results.map((r) => r.scheduleId!))}::bigint[],
-          ${sql.param(durations)}::int[]) AS x(id, attempt, schedule_id, duration_ms)
+      SELECT f.ctid, f.started_at, x.* FROM unnest(${sql.placeholder("ids")}::bigint[], ${sql.placeholder("tokens")}::int[], ${sql.placeholder("scheduleIds")}::bigint[],
+          ${sql.placeholder("durations")}::int[]) AS x(id, attempt, schedule_id, duration_ms)
         CROSS JOIN LATERAL (
           SELECT q.ctid, q.started_at FROM run_queue q
-          WHERE q.state = 'running' AND q.schedule_id = x.schedule_id AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
+          WHERE q.state = 'running' AND q.schedule_id = x.schedule_id AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
           FOR UPDATE
         ) f`;
-  const result = await executePrepared<{ id: number }>(db, find === "tid" ? "sk_finish_tid" : "sk_finish_done", sql`
+  return prepare(find === "tid" ? "sk_finish_tid" : "sk_finish_done", sql`
     WITH clock AS (SELECT sk_now() AS now),
     held AS (${held}),
     ${find === "index" ? sql`gone AS (DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))),` : sql``}
     recorded AS (
       -- A success after retries: its attempt gets a row like the ones before it.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, duration_ms)
-      SELECT h.id, h.attempt, ${workerId}, coalesce(h.started_at, (SELECT now FROM clock)), (SELECT now FROM clock), 'succeeded', h.duration_ms
+      SELECT h.id, h.attempt, ${sql.placeholder("workerId")}, coalesce(h.started_at, (SELECT now FROM clock)), (SELECT now FROM clock), 'succeeded', h.duration_ms
       FROM held h WHERE h.attempt > 1
       ON CONFLICT (run_id, attempt) DO NOTHING
+    ),
+    done AS (
+      -- No index of runs names a column this changes: where the page has room, a HOT update.
+      UPDATE runs r SET state = 'done', attempts = h.attempt, worker_id = ${sql.placeholder("workerId")}, started_at = h.started_at,
+        finished_at = c.now, last_error = NULL, duration_ms = h.duration_ms
+      FROM held h, clock c
+      -- A primary-key probe per run. Not id = ANY(ARRAY(…)) as well: the planner expects one row from
+      -- a DELETE … RETURNING, puts that scan inside a nested loop, and reads the whole array again
+      -- for every run (measured: 125,000 rows read for 500).
+      WHERE r.id = h.id
+      RETURNING r.id
     )
-    -- No index of runs names a column this changes: where the page has room, a HOT update.
-    UPDATE runs r SET state = 'done', attempts = h.attempt, worker_id = ${workerId}, started_at = h.started_at,
-      finished_at = c.now, last_error = NULL, duration_ms = h.duration_ms
-    FROM held h, clock c
-    -- A primary-key probe per run. Not id = ANY(ARRAY(…)) as well: the planner expects one row from
-    -- a DELETE … RETURNING, puts that scan inside a nested loop, and reads the whole array again
-    -- for every run (measured: 125,000 rows read for 500).
-    WHERE r.id = h.id
-    RETURNING r.id`);
-  return result.rows.map((r) => Number(r.id));
+    -- One row, not one per run (the driver's cost is per row and per column): how many were
+    -- applied and, only when some were not, which.
+    SELECT count(*)::int AS applied, CASE WHEN count(*) < ${sql.placeholder("sent")}::int THEN string_agg(id::text, ',') END AS ids FROM done`);
+};
+const FINISH_BY_TID = finishSucceededBy("tid");
+const FINISH_BY_INDEX = finishSucceededBy("index");
+
+/** The ids a finish applied, or "all" when it applied every one it was given. */
+async function finishSucceeded(db: Db, workerId: string, results: RunResult[], find: "tid" | "index"): Promise<number[] | "all"> {
+  const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
+  const values: Record<string, unknown> = { workerId, sent: results.length, ids: intArray(results.map((r) => r.id)), tokens: intArray(results.map((r) => r.attempt)), durations: intArray(durations) };
+  if (find === "tid") values.tids = tidArray(results.map((r) => r.queueTid!));
+  else values.scheduleIds = intArray(results.map((r) => r.scheduleId!));
+  const { rows } = await runPrepared<{ applied: number; ids: string | null }>(db, find === "tid" ? FINISH_BY_TID : FINISH_BY_INDEX, values);
+  if (rows[0].applied === results.length) return "all";
+  return rows[0].ids ? rows[0].ids.split(",").map(Number) : [];
 }
 
 /** Failures, timeouts and releases (never a success: finishSucceeded): retry after backoff, dead, or back to pending at once; each with its attempts row. */
-async function finishOther(db: Db, workerId: string, results: RunResult[]): Promise<number[]> {
-  const ids = results.map((r) => r.id);
-  const tokens = results.map((r) => r.attempt);
-  const scheduleIds = results.map((r) => r.scheduleId!);
-  const outcomes = results.map((r) => r.outcome);
-  const errors = results.map((r) => boundError(r.error));
-  const nonRetryable = results.map((r) => r.nonRetryable === true);
-  const delays = results.map((r) => Math.max(0, r.retryDelaySeconds ?? 0));
-  const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
-
-  const result = await executePrepared<{ id: number }>(db, "sk_finish_other", sql`
+const FINISH_OTHER = prepare("sk_finish_other", sql`
     WITH results AS (
-      SELECT * FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(tokens)}::int[], ${sql.param(scheduleIds)}::bigint[],
-        ${sql.param(outcomes)}::text[], ${sql.param(errors)}::text[],
-        ${sql.param(nonRetryable)}::bool[], ${sql.param(delays)}::float8[], ${sql.param(durations)}::int[])
+      SELECT * FROM unnest(${sql.placeholder("ids")}::bigint[], ${sql.placeholder("tokens")}::int[], ${sql.placeholder("scheduleIds")}::bigint[],
+        ${sql.placeholder("outcomes")}::text[], ${sql.placeholder("errors")}::text[],
+        ${sql.placeholder("nonRetryable")}::bool[], ${sql.placeholder("delays")}::float8[], ${sql.placeholder("durations")}::int[])
         AS x(id, attempt, schedule_id, outcome, error, non_retryable, delay_seconds, duration_ms)
     ),
     held AS (
@@ -153,7 +169,7 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
       CROSS JOIN LATERAL (
         SELECT q.ctid, q.max_attempts, q.started_at FROM run_queue q
         WHERE q.state = 'running' AND q.schedule_id = x.schedule_id
-          AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${workerId}
+          AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
         FOR UPDATE
       ) h
     ),
@@ -182,7 +198,7 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
         attempts = d.attempt,
         max_attempts = d.allowed,
         run_after = coalesce(d.retry_at, r.run_after),
-        worker_id = ${workerId},
+        worker_id = ${sql.placeholder("workerId")},
         started_at = d.started_at,
         finished_at = CASE WHEN d.next_state = 'dead' THEN (SELECT sk_now()) END,
         last_error = coalesce(d.error, r.last_error),
@@ -194,11 +210,24 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
     recorded AS (
       -- Every attempt that did not succeed gets its row.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
-      SELECT d.id, d.attempt, ${workerId}, coalesce(d.started_at, (SELECT sk_now())), (SELECT sk_now()), d.outcome::attempt_outcome, d.error, d.duration_ms
+      SELECT d.id, d.attempt, ${sql.placeholder("workerId")}, coalesce(d.started_at, (SELECT sk_now())), (SELECT sk_now()), d.outcome::attempt_outcome, d.error, d.duration_ms
       FROM decided d
       ON CONFLICT (run_id, attempt) DO NOTHING
     )
     SELECT id FROM finished`);
+
+async function finishOther(db: Db, workerId: string, results: RunResult[]): Promise<number[]> {
+  const result = await runPrepared<{ id: number }>(db, FINISH_OTHER, {
+    workerId,
+    ids: intArray(results.map((r) => r.id)),
+    tokens: intArray(results.map((r) => r.attempt)),
+    scheduleIds: intArray(results.map((r) => r.scheduleId!)),
+    outcomes: results.map((r) => r.outcome),
+    errors: results.map((r) => boundError(r.error)),
+    nonRetryable: results.map((r) => r.nonRetryable === true),
+    delays: results.map((r) => Math.max(0, r.retryDelaySeconds ?? 0)),
+    durations: intArray(results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)))),
+  });
   return result.rows.map((r) => Number(r.id));
 }
 
@@ -207,8 +236,8 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
  * it; this keeps the hot-path statements free of a fallback they never take.
  */
 export async function withSchedule<T extends { id: number; scheduleId?: number }>(db: Db, runs: T[]): Promise<T[]> {
+  if (runs.every((r) => r.scheduleId !== undefined)) return runs;
   const missing = runs.filter((r) => r.scheduleId === undefined).map((r) => r.id);
-  if (missing.length === 0) return runs;
   const found = await db.execute<{ id: number; schedule_id: number }>(sql`SELECT id, schedule_id FROM runs WHERE id = ANY(${sql.param(missing)}::bigint[])`);
   const byId = new Map(found.rows.map((r) => [Number(r.id), Number(r.schedule_id)]));
   return runs.map((r) => (r.scheduleId === undefined && byId.has(r.id) ? { ...r, scheduleId: byId.get(r.id) } : r));

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { executePrepared } from "../db/prepared";
+import { intArray, prepare, runPrepared } from "../db/prepared";
 import { withSchedule } from "./finish";
 
 /**
@@ -55,31 +55,47 @@ export async function heartbeatRuns(db: Db, workerId: string, runs: HeldRun[]): 
   return held;
 }
 
-async function renewWave(db: Db, workerId: string, runs: HeldRun[]): Promise<Map<number, string>> {
-  const ids = runs.map((r) => r.id);
-  const scheduleIds = runs.map((r) => r.scheduleId!);
-  const tokens = runs.map((r) => r.attempt);
-  const leases = runs.map((r) => r.leaseSeconds ?? null);
-  // One clock: the new expiry is sk_now() + lease; fencing: only the current token's holder renews.
-  // Each queue row is found among its schedule's running runs in run_queue_running_idx (a probe per
-  // run, OFFSET 0 keeps it one), then updated where that look-up found it.
-  const result = await executePrepared<{ id: number; tid: string }>(db, "sk_heartbeat", sql`
+// One clock: the new expiry is sk_now() + lease; fencing: only the current token's holder renews.
+// Each queue row is found among its schedule's running runs in run_queue_running_idx (a probe per
+// run, OFFSET 0 keeps it one), then updated where that look-up found it.
+const RENEW = prepare("sk_heartbeat", sql`
     WITH held AS (
       SELECT f.ctid, h.id, h.attempt, coalesce(h.lease_seconds, f.lease_seconds) AS lease_seconds
-      FROM unnest(${sql.param(ids)}::bigint[], ${sql.param(scheduleIds)}::bigint[],
-        ${sql.param(tokens)}::int[], ${sql.param(leases)}::int[]) AS h(id, schedule_id, attempt, lease_seconds)
+      FROM unnest(${sql.placeholder("ids")}::bigint[], ${sql.placeholder("scheduleIds")}::bigint[],
+        ${sql.placeholder("tokens")}::int[], ${sql.placeholder("leases")}::int[]) AS h(id, schedule_id, attempt, lease_seconds)
       CROSS JOIN LATERAL (
         SELECT q.ctid, q.lease_seconds FROM run_queue q
         WHERE q.state = 'running' AND q.schedule_id = h.schedule_id AND q.run_id = h.id
         OFFSET 0
       ) f
+    ),
+    renewed AS (
+      UPDATE run_queue q
+      SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => h.lease_seconds)
+      FROM held h
+      -- The fence is checked on the row as updated (a concurrent rescue re-checks it after its lock).
+      WHERE q.ctid = h.ctid
+        AND q.state = 'running' AND q.run_id = h.id AND q.attempts = h.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
+      RETURNING q.run_id, q.ctid
     )
-    UPDATE run_queue q
-    SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => h.lease_seconds)
-    FROM held h
-    -- The fence is checked on the row as updated (a concurrent rescue re-checks it after its lock).
-    WHERE q.ctid = h.ctid
-      AND q.state = 'running' AND q.run_id = h.id AND q.attempts = h.attempt AND q.lease_owner = ${workerId}
-    RETURNING q.run_id AS id, q.ctid::text AS tid`);
-  return new Map(result.rows.map((r) => [Number(r.id), r.tid]));
+    -- "id (page,item)" per run in one string: the driver's cost is per row and per column.
+    SELECT string_agg(concat_ws(' ', run_id, ctid), ';') AS renewed FROM renewed`);
+
+async function renewWave(db: Db, workerId: string, runs: HeldRun[]): Promise<Map<number, string>> {
+  const { rows } = await runPrepared<{ renewed: string | null }>(db, RENEW, {
+    workerId,
+    ids: intArray(runs.map((r) => r.id)),
+    scheduleIds: intArray(runs.map((r) => r.scheduleId!)),
+    tokens: intArray(runs.map((r) => r.attempt)),
+    leases: intArray(runs.map((r) => r.leaseSeconds ?? null)),
+  });
+  const held = new Map<number, string>();
+  const renewed = rows[0]?.renewed;
+  if (renewed) {
+    for (const entry of renewed.split(";")) {
+      const space = entry.indexOf(" ");
+      held.set(Number(entry.slice(0, space)), entry.slice(space + 1));
+    }
+  }
+  return held;
 }
