@@ -4,7 +4,7 @@ import type { Logger } from "../lib/log";
 import { claimRunsDetailed, type ClaimedRun } from "../lib/runs/claim";
 import { finishRuns, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
-import { runAttempt } from "./attempt";
+import { runAttempt, type Attempted } from "./attempt";
 import { AttemptAbort, AttemptAborted, type AbortKind } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
 
@@ -95,6 +95,7 @@ export function createRunner(o: RunnerOptions) {
     e.abort.abort(new AttemptAborted(kind, message));
   }
 
+  /** Forget a run this worker no longer holds; the caller wakes the claim loop (once per batch, not per run). */
   function release(e: InFlight) {
     inFlight.delete(e.run.id);
     if (inFlight.size === 0) {
@@ -103,10 +104,9 @@ export function createRunner(o: RunnerOptions) {
       deadlineAt = Infinity;
       drained?.();
     }
-    o.onSlotFree?.();
   }
 
-  async function start(run: ClaimedRun, sentAt: number) {
+  function start(run: ClaimedRun, sentAt: number) {
     const leaseMs = run.leaseSeconds * 1000;
     const e: InFlight = {
       run,
@@ -117,7 +117,14 @@ export function createRunner(o: RunnerOptions) {
     };
     inFlight.set(run.id, e);
     armDeadline(deadlineOf(e));
-    const { result, durationMs } = await runAttempt(run, { registry: o.registry, workerId: o.workerId, log: o.log, abort: e.abort });
+    const attempted = runAttempt(run, { registry: o.registry, workerId: o.workerId, log: o.log, abort: e.abort });
+    // A synchronous handler's result is queued at once; runAttempt never rejects.
+    if (attempted instanceof Promise) void attempted.then((a) => done(e, a));
+    else done(e, attempted);
+  }
+
+  function done(e: InFlight, { result, durationMs }: Attempted) {
+    const { run } = e;
     // Built only when it will be written: at the top of the hour this line is per run.
     if (o.log.isLevelEnabled("info")) {
       o.log.info({
@@ -163,24 +170,30 @@ export function createRunner(o: RunnerOptions) {
         // The queue row is where the last renewal left it (a renewal can land after the handler ended).
         for (const e of batch) e.result!.queueTid = e.run.queueTid;
         const { stale } = await finishRuns(o.db, o.workerId, batch.map((e) => e.result!));
-        const staleSet = new Set(stale);
-        for (const e of batch) {
-          if (staleSet.has(e.run.id)) {
-            o.log.warn({ event: "run:finish:stale", runId: e.run.id, attempt: e.run.attempt, outcome: e.result!.outcome, workerId: o.workerId });
+        if (stale.length > 0) {
+          const staleSet = new Set(stale);
+          for (const e of batch) {
+            if (staleSet.has(e.run.id)) {
+              o.log.warn({ event: "run:finish:stale", runId: e.run.id, attempt: e.run.attempt, outcome: e.result!.outcome, workerId: o.workerId });
+            }
           }
-          release(e);
         }
+        for (const e of batch) release(e);
+        o.onSlotFree?.();
       } catch (err) {
         failed = true;
         // The database is away. Results stay queued (and their leases renewed) until their own
         // deadline passes; then the lease will expire and another worker takes the run over.
         const now = performance.now();
+        let freed = false;
         for (const e of batch) {
           if (now >= deadlineOf(e)) {
             o.log.warn({ event: "run:finish:abandoned", runId: e.run.id, attempt: e.run.attempt, err });
             release(e);
+            freed = true;
           } else finishQueue.push(e);
         }
+        if (freed) o.onSlotFree?.();
         o.log.warn({ event: "run:finish:error", err, queued: finishQueue.length });
       } finally {
         flushing = null;
@@ -210,7 +223,7 @@ export function createRunner(o: RunnerOptions) {
       const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit, rescueExpired, checkExclusive });
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
-      for (const run of claimed) void start(run, sentAt);
+      for (const run of claimed) start(run, sentAt);
       const full = claimed.length + settled.length >= limit;
       if (full) lastFullClaimAt = performance.now();
       return full;
@@ -227,7 +240,8 @@ export function createRunner(o: RunnerOptions) {
     /** Renew, in one statement, every lease due for renewal (a third of its length since the last one). */
     async heartbeatPass(): Promise<void> {
       const now = performance.now();
-      const due = [...inFlight.values()].filter((e) => !e.abort.aborted && now - e.renewedSentAt >= e.leaseMs / 3);
+      const due: InFlight[] = [];
+      for (const e of inFlight.values()) if (!e.abort.aborted && now - e.renewedSentAt >= e.leaseMs / 3) due.push(e);
       if (due.length === 0) return;
       const sentAt = performance.now();
       const held = await heartbeatRuns(o.db, o.workerId, due.map((e) => ({ id: e.run.id, scheduleId: e.run.scheduleId, attempt: e.run.attempt, leaseSeconds: e.run.leaseSeconds, queueTid: e.run.queueTid })));
