@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { preparedStatements } from "./prepared";
+// Loaded for the statements they prepare.
+import "../runs/claim";
+import "../runs/finish";
+import "../runs/lease";
+
+let t: TestDatabase;
+
+type PlanNode = { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; Plans?: PlanNode[] };
+
+function* nodes(n: PlanNode): Generator<PlanNode> {
+  yield n;
+  for (const c of n.Plans ?? []) yield* nodes(c);
+}
+
+// The hot statements run with generic plans (createPool: plan_cache_mode = force_generic_plan),
+// planned once without their values. A generic plan that scans a whole table would run for every
+// batch, at the top of the hour too: each must reach rows through an index or by TID.
+beforeAll(async () => {
+  t = await createTestDatabase();
+  // A queue of some size, as the planner will see it in production: 20,000 pending runs, analysed.
+  await t.pool.query(`INSERT INTO schedules (name, handler, every_seconds, enabled, next_slot_at, partition, catch_up)
+    SELECT 'plan-' || g, 'noop', 3600, false, '2100-01-01', g % 16, 'all' FROM generate_series(1, 2000) g`);
+  await t.pool.query(`INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
+    SELECT s.id, s.partition, '2030-01-01'::timestamptz + make_interval(hours => h), '2030-01-01'::timestamptz + make_interval(hours => h),
+      '2030-01-01'::timestamptz + make_interval(hours => h), 'pending', 'schedule', 6
+    FROM schedules s CROSS JOIN generate_series(1, 10) h`);
+  await t.pool.query("VACUUM ANALYZE runs");
+  await t.pool.query("VACUUM ANALYZE run_queue");
+});
+afterAll(async () => {
+  await t?.drop();
+});
+
+describe("hot-path statements' generic plans", () => {
+  it("knows every statement the claim, finish and heartbeat prepare", () => {
+    const prefixes = new Set(preparedStatements.map((s) => s.name.replace(/_[0-9a-f]{16}$/, "")));
+    expect([...prefixes].sort()).toEqual(["sk_claim", "sk_claim_exclusive", "sk_finish_done", "sk_finish_other", "sk_finish_tid", "sk_heartbeat", "sk_rescue"]);
+  });
+
+  it.each(preparedStatements.filter((s) => !s.scanAllowed).map((s) => [s.name, s] as const))("%s reads rows by index or TID, never a whole table", async (_name, statement) => {
+    const client = await t.pool.connect();
+    try {
+      await client.query("SET plan_cache_mode = force_generic_plan");
+      await client.query(`PREPARE hot AS ${statement.text}`);
+      const nulls = statement.params.map(() => "NULL").join(", ");
+      const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
+      const scanned = [...nodes(rows[0]["QUERY PLAN"][0].Plan)].filter((n) => n["Node Type"] === "Seq Scan").map((n) => n["Relation Name"]);
+      expect(scanned).toEqual([]);
+    } finally {
+      await client.query("DEALLOCATE ALL").catch(() => {});
+      client.release();
+    }
+  });
+});
