@@ -8,7 +8,7 @@ import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
 import { DRAIN_POLL_MS, readRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
-import { checkpointsSoFar, spikeStats, type SpikeStats } from "./stats";
+import { checkpointsSoFar, spikeStats, statementsBetween, statementsSnapshot, type SpikeStats, type StatementUse } from "./stats";
 
 export type SpikeOptions = {
   url: string;
@@ -27,7 +27,7 @@ export type SpikeReport = {
   materialise: { slots: number; seconds: number; slotsPerSecond: number };
   /** The first alert pass over every schedule, from when the bench first saw its lock (so at least this long; null when it was over unseen). */
   alertPassSecondsAtLeast: number | null;
-  spike: SpikeStats & { attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
+  spike: SpikeStats & { statements: StatementUse[] | null; attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
   steady: { runs: number; seconds: number; runsPerSecond: number };
   heartbeatHot: HotReport;
 };
@@ -159,20 +159,25 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     const startupPeakRssMb = procs.map((p) => Math.round(readRssMb(p.pid, "VmHWM")));
     stopRss = sampleRss(procs);
     const checkpoints = await checkpointsSoFar(pool);
+    const statementsBefore = await statementsSnapshot(pool);
     // Let the clock run from one second before the slot: the due instant arrives in real time.
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() - 1_000));
     await waitFor("spike to drain", () => drained(pool), 600_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
     const checkpointsDuring = (await checkpointsSoFar(pool)) - checkpoints;
+    const statements = statementsBetween(statementsBefore, await statementsSnapshot(pool));
     const { rows: extra } = await pool.query<{ attempts: number; attempt_rows: number; size: number }>(
       `SELECT (SELECT count(*)::int FROM run_attempts) AS attempts, (SELECT count(*)::int FROM attempts) AS attempt_rows, pg_database_size(current_database()) / 1048576.0 AS size`,
     );
     stopRss();
     const spikeRss = procs.map((p) => Math.round(p.peakRssMb));
 
-    // Steady: N pending runs of existing schedules, all due at one instant T a little ahead.
+    // Steady: N pending runs of existing schedules, all due at one instant T. They are inserted
+    // due a minute ahead (their insert, trigger included, takes seconds here, and rows still being
+    // inserted at T would count against the drain), then the clock is moved to one second before T.
+    // A minute keeps T far from the schedules' next slot, which the tick materialises 15 min ahead.
     const n = Math.min(o.steadyRuns, o.schedules);
-    const { rows: t } = await pool.query<{ at: Date }>(`SELECT sk_now() + make_interval(secs => $1::float8) AS at`, [1 + n / 50_000]);
+    const { rows: t } = await pool.query<{ at: Date }>(`SELECT sk_now() + interval '60 seconds' AS at`);
     const at = t[0].at;
     await pool.query(
       `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
@@ -180,6 +185,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
        FROM schedules ORDER BY id LIMIT $1`,
       [n, at],
     );
+    await runClockFrom(pool, new Date(at.getTime() - 1_000));
     await waitFor("steady drain", () => drained(pool), 600_000, DRAIN_POLL_MS);
     const { rows: st } = await pool.query<{ secs: number; n: number }>(
       `SELECT extract(epoch FROM max(finished_at) - $1::timestamptz)::float8 AS secs, count(*)::int AS n FROM runs WHERE due_at = $1 AND origin = 'backfill'`,
@@ -193,7 +199,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
       heartbeatHot,
       materialise: mat,
       alertPassSecondsAtLeast,
-      spike: { ...stats, checkpointsDuring, attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
+      spike: { ...stats, checkpointsDuring, statements, attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: { runs: st[0].n, seconds: Math.round(st[0].secs * 1000) / 1000, runsPerSecond: Math.round(st[0].n / st[0].secs) },
     };
   } finally {

@@ -59,3 +59,43 @@ export async function checkpointsSoFar(pool: pg.Pool): Promise<number> {
   const { rows } = await pool.query<{ n: number }>(`SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter`);
   return rows[0].n;
 }
+
+/** One statement's share of a phase, from pg_stat_statements. */
+export type StatementUse = { query: string; calls: number; rows: number; execMs: number; planMs: number };
+
+/**
+ * Where the database's time went in a phase: pg_stat_statements totals for this database, read
+ * before and after. Null when the server does not load the extension (it needs
+ * shared_preload_libraries; the embedded server does not), so the bench runs the same without it.
+ */
+export async function statementsSnapshot(pool: pg.Pool): Promise<Map<string, StatementUse> | null> {
+  try {
+    // The bench's database is a scratch one: the extension's view is created in it.
+    await pool.query(`CREATE EXTENSION IF NOT EXISTS pg_stat_statements`);
+    const { rows } = await pool.query<{ id: string; query: string; calls: number; rows: number; exec: number; plan: number }>(
+      `SELECT queryid::text AS id, query, calls::int, rows::int, total_exec_time AS exec, total_plan_time AS plan
+       FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())`,
+    );
+    return new Map(rows.map((r) => [r.id, { query: r.query, calls: r.calls, rows: r.rows, execMs: r.exec, planMs: r.plan }]));
+  } catch {
+    return null;
+  }
+}
+
+/** The statements that took the most time between two snapshots, with the text cut to its start. */
+export function statementsBetween(before: Map<string, StatementUse> | null, after: Map<string, StatementUse> | null, top = 8): StatementUse[] | null {
+  if (!before || !after) return null;
+  const out: StatementUse[] = [];
+  for (const [id, a] of after) {
+    const b = before.get(id) ?? { calls: 0, rows: 0, execMs: 0, planMs: 0 };
+    if (a.calls === b.calls) continue;
+    out.push({
+      query: a.query.replace(/\s+/g, " ").slice(0, 120),
+      calls: a.calls - b.calls,
+      rows: a.rows - b.rows,
+      execMs: Math.round(a.execMs - b.execMs),
+      planMs: Math.round(a.planMs - b.planMs),
+    });
+  }
+  return out.sort((x, y) => y.execMs + y.planMs - (x.execMs + x.planMs)).slice(0, top);
+}
