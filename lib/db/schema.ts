@@ -372,6 +372,11 @@ export const cluster = pgTable(
   {
     id: integer("id").primaryKey().default(1),
     partitions: integer("partitions").notNull().default(16),
+    /**
+     * When a worker last looked for expired run leases (sk_now()): one look per poll interval for
+     * the whole cluster, not one per worker (lib/runs/claim.ts, the rescue's gate).
+     */
+    rescuedAt: timestamp("rescued_at", { withTimezone: true }),
   },
   () => [check("cluster_single_row", sql`id = 1`), check("cluster_partitions_positive", sql`partitions >= 1`)],
 );

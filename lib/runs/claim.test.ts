@@ -195,5 +195,26 @@ describe("overlap in the claim", () => {
     expect(claimed.map((c) => c.id)).toEqual([run]);
     expect((await readRun(t.pool, run)).state).toBe("running");
   });
+
+  it("looks for expired leases once per interval for the whole cluster when gated, and again once the interval has passed", async () => {
+    const s = await insertSchedule(t.pool, { leaseSeconds: 30 });
+    const runs = await insertRuns(t.pool, s, [0, 1].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
+    await claimRuns(t.db, { workerId: "dead", partitions: null, limit: 10 });
+    await advanceClock(t.pool, 31_000);
+    const gate = { partitions: [], rescueGateMs: 1000 } as const;
+    const first = await claimRunsDetailed(t.db, { workerId: "a", limit: 1, ...gate, partitions: [] });
+    expect(first.claimed).toHaveLength(1);
+    // Another worker, within the interval: the look is someone else's this time.
+    expect((await claimRunsDetailed(t.db, { workerId: "b", limit: 10, ...gate, partitions: [] })).claimed).toHaveLength(0);
+    // Ungated (tests, tools) it always looks.
+    await advanceClock(t.pool, 500);
+    const ungated = await claimRunsDetailed(t.db, { workerId: "c", limit: 10, partitions: [] });
+    expect(ungated.claimed.map((r) => r.id)).toEqual(runs.filter((id) => id !== first.claimed[0].id));
+    // And past the interval the gate opens again (nothing left to take, but it looked: the stamp moved).
+    await advanceClock(t.pool, 1000);
+    await claimRunsDetailed(t.db, { workerId: "b", limit: 10, ...gate, partitions: [] });
+    const { rows } = await t.pool.query<{ stamped: boolean }>("SELECT rescued_at = sk_now() AS stamped FROM cluster");
+    expect(rows[0].stamped).toBe(true);
+  });
 });
 

@@ -40,6 +40,11 @@ export type ClaimOptions = {
    */
   rescueExpired?: boolean;
   /**
+   * Look only if no worker has looked in the last this many ms (the cluster's stamp): with W
+   * workers, one walk of the running runs per interval instead of W. Without it, always look.
+   */
+  rescueGateMs?: number;
+  /**
    * Also claim runs of schedules whose overlap policy is forbid or skip (default true). Their claim
    * checks each run's predecessors, in a statement of its own over a small index; when there were
    * none at the last look, a worker claiming many times a second asks once per poll interval.
@@ -115,7 +120,7 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   };
   // Holding no partition (yet, or any more) must still rescue expired leases: recovery stays within
   // lease + poll interval and never waits for a dead worker's partition leases to change hands.
-  if (opts.rescueExpired !== false) take(await rescueExpired(db, opts.workerId, opts.limit));
+  if (opts.rescueExpired !== false) take(await rescueExpired(db, opts.workerId, opts.limit, opts.rescueGateMs));
   const parts = opts.partitions;
   if (parts !== null && parts.length === 0) return out;
   if (opts.checkExclusive !== false && left() > 0) {
@@ -296,13 +301,32 @@ async function claimExclusive(db: Db, workerId: string, partitions: number[] | n
  * concurrency are running; this reads run_queue_running_idx whole.) The lost attempt is recorded;
  * the run is claimed again by this worker, or goes dead when that was its final attempt.
  */
-const RESCUE = prepare("sk_rescue", sql`
+const rescueStatement = (gated: boolean) =>
+  prepare("sk_rescue", sql`
     WITH clock AS (SELECT sk_now() AS now),
+    ${
+      gated
+        ? sql`gate AS (
+      -- One look per interval for the cluster: move the stamp when it is older than the interval
+      -- (or ahead of the clock, which tests move back), unless another worker holds it right now
+      -- (it is looking). Every worker still asks each poll interval, so one that dies leaves the
+      -- looking to the others within an interval.
+      UPDATE cluster k SET rescued_at = c.now
+      FROM clock c
+      WHERE k.id = (
+        SELECT id FROM cluster
+        WHERE id = 1 AND (rescued_at IS NULL OR rescued_at > (SELECT now FROM clock)
+          OR rescued_at <= (SELECT now FROM clock) - make_interval(secs => ${sql.placeholder("gateSeconds")}::float8))
+        FOR UPDATE SKIP LOCKED)
+      RETURNING 1
+    ),`
+        : sql``
+    }
     expired AS (
       SELECT q.ctid, q.run_id, q.attempts, q.max_attempts, q.lease_owner, q.started_at, q.lease_expires_at,
         CASE WHEN q.attempts >= q.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state
       FROM run_queue q
-      WHERE q.state = 'running' AND q.lease_expires_at < (SELECT now FROM clock)
+      WHERE q.state = 'running' AND q.lease_expires_at < (SELECT now FROM clock) ${gated ? sql`AND EXISTS (SELECT 1 FROM gate)` : sql``}
       LIMIT ${sql.placeholder("limit")}
       FOR UPDATE SKIP LOCKED
     ),
@@ -342,8 +366,15 @@ const RESCUE = prepare("sk_rescue", sql`
     )
     ${CLAIMED}`);
 
-async function rescueExpired(db: Db, workerId: string, limit: number): Promise<Claimed> {
-  return toClaimed((await runPrepared<Group>(db, RESCUE, { workerId, limit })).rows);
+const RESCUE = rescueStatement(false);
+const RESCUE_GATED = rescueStatement(true);
+
+async function rescueExpired(db: Db, workerId: string, limit: number, gateMs: number | undefined): Promise<Claimed> {
+  const result =
+    gateMs === undefined
+      ? await runPrepared<Group>(db, RESCUE, { workerId, limit })
+      : await runPrepared<Group>(db, RESCUE_GATED, { workerId, limit, gateSeconds: gateMs / 1000 });
+  return toClaimed(result.rows);
 }
 
 /** Unpack CLAIMED's groups into the runs to execute and the runs settled on the way. */
