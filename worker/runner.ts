@@ -40,6 +40,13 @@ type InFlight = {
 };
 
 /**
+ * At most this many results per finish statement. Results that pile up while a finish is under way
+ * go together in the next one (fewer statements when claims run ahead of finishes, as in a spike),
+ * but one statement holds its rows' locks until it commits: 1,000 runs take ~20 ms here.
+ */
+export const FINISH_BATCH_MAX = 1000;
+
+/**
  * The worker's in-flight runs: claims them up to the concurrency limit, runs their handlers, renews
  * their leases in bulk, enforces each one's local deadline on the monotonic clock, and writes their
  * results in bulk, fenced on the token.
@@ -163,7 +170,7 @@ export function createRunner(o: RunnerOptions) {
   function flush(): Promise<void> {
     if (flushing) return flushing;
     if (finishQueue.length === 0) return Promise.resolve();
-    const batch = finishQueue.splice(0, finishQueue.length);
+    const batch = finishQueue.splice(0, FINISH_BATCH_MAX);
     let failed = false;
     flushing = (async () => {
       try {
@@ -220,7 +227,16 @@ export function createRunner(o: RunnerOptions) {
       if (rescueExpired) lastRescueAt = sentAt;
       const checkExclusive = exclusiveSeen || sentAt - lastExclusiveAt >= (o.rescueIntervalMs ?? 0);
       if (checkExclusive) lastExclusiveAt = sentAt;
-      const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, { workerId: o.workerId, partitions: o.partitions(), limit, rescueExpired, checkExclusive });
+      const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, {
+        workerId: o.workerId,
+        partitions: o.partitions(),
+        limit,
+        rescueExpired,
+        // A little under the interval, so that the look of the worker whose turn it is is not
+        // turned away by a stamp its own previous look left a few ms less than an interval ago.
+        rescueGateMs: o.rescueIntervalMs ? o.rescueIntervalMs * 0.9 : undefined,
+        checkExclusive,
+      });
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
       for (const run of claimed) start(run, sentAt);
