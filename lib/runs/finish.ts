@@ -29,6 +29,9 @@ export type RunResult = {
   durationMs?: number | null;
 };
 
+/** A result's duration in whole milliseconds, or null when it has none. */
+const roundedDuration = (r: RunResult): number | null => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs));
+
 /** Cut an error message to MAX_ERROR_LENGTH characters. */
 export function boundError(message: string | null | undefined): string | null {
   if (message === null || message === undefined) return null;
@@ -54,9 +57,8 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
   const allSucceeded = results.every((r) => r.outcome === "succeeded");
   const succeeded = allSucceeded ? results : results.filter((r) => r.outcome === "succeeded");
   const other = allSucceeded ? [] : results.filter((r) => r.outcome !== "succeeded");
-  let applied: Set<number> | null = null;
+  const applied = new Set<number>();
   const add = (ids: number[]) => {
-    applied ??= new Set();
     for (const id of ids) applied.add(id);
   };
   if (succeeded.length > 0) {
@@ -66,15 +68,14 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
     // The common case: every success applied where it was. Nothing to look up one by one.
     if (done === "all" && byTid.length === results.length) return { applied: results.length, stale: [] };
     add(done === "all" ? byTid.map((r) => r.id) : done);
-    const rest = succeeded.filter((r) => !applied!.has(r.id));
+    const rest = succeeded.filter((r) => !applied.has(r.id));
     if (rest.length > 0) {
       const more = await finishSucceeded(db, workerId, rest, "index");
       add(more === "all" ? rest.map((r) => r.id) : more);
     }
   }
   if (other.length > 0) add(await finishOther(db, workerId, other));
-  const got: Set<number> = applied ?? new Set();
-  return { applied: got.size, stale: results.map((r) => r.id).filter((id) => !got.has(id)) };
+  return { applied: applied.size, stale: results.map((r) => r.id).filter((id) => !applied.has(id)) };
 }
 
 /**
@@ -139,8 +140,7 @@ const FINISH_BY_INDEX = finishSucceededBy("index");
 
 /** The ids a finish applied, or "all" when it applied every one it was given. */
 async function finishSucceeded(db: Db, workerId: string, results: RunResult[], find: "tid" | "index"): Promise<number[] | "all"> {
-  const durations = results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)));
-  const values: Record<string, unknown> = { workerId, sent: results.length, ids: intArray(results.map((r) => r.id)), tokens: intArray(results.map((r) => r.attempt)), durations: intArray(durations) };
+  const values: Record<string, unknown> = { workerId, sent: results.length, ids: intArray(results.map((r) => r.id)), tokens: intArray(results.map((r) => r.attempt)), durations: intArray(results.map(roundedDuration)) };
   if (find === "tid") values.tids = tidArray(results.map((r) => r.queueTid!));
   else values.scheduleIds = intArray(results.map((r) => r.scheduleId!));
   const { rows } = await runPrepared<{ applied: number; ids: string | null }>(db, find === "tid" ? FINISH_BY_TID : FINISH_BY_INDEX, values);
@@ -226,7 +226,7 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
     errors: results.map((r) => boundError(r.error)),
     nonRetryable: results.map((r) => r.nonRetryable === true),
     delays: results.map((r) => Math.max(0, r.retryDelaySeconds ?? 0)),
-    durations: intArray(results.map((r) => (r.durationMs === null || r.durationMs === undefined ? null : Math.round(r.durationMs)))),
+    durations: intArray(results.map(roundedDuration)),
   });
   return result.rows.map((r) => Number(r.id));
 }
