@@ -240,6 +240,8 @@ describe("slot rows", () => {
     const s = await makeSchedule(t.db, { everySeconds: 60 });
     const other = (s.partition + 1) % 16;
     expect((await tick({ partitions: [other] })).created).toBe(0);
+    // A worker holding no partition ticks nothing (and asks the database nothing).
+    expect(await tick({ partitions: [] })).toEqual({ schedules: 0, created: 0, skipped: 0, coalesced: 0, tooLate: 0 });
     expect((await tick({ partitions: [s.partition] })).created).toBe(3);
     expect((await tick()).created).toBe(0);
   });

@@ -55,6 +55,9 @@ type DueRow = {
 export async function tickOnce(db: Db, opts: TickOptions): Promise<TickResult> {
   const batchSize = opts.batchSize ?? 200;
   const total: TickResult = { schedules: 0, created: 0, skipped: 0, coalesced: 0, tooLate: 0 };
+  // A worker that holds no partition (yet, or any more) has nothing to tick; its per-partition
+  // share of a batch would be batchSize / 0.
+  if (opts.partitions !== null && opts.partitions.length === 0) return total;
   const add = (r: Partial<TickResult>) => {
     for (const k of Object.keys(total) as (keyof TickResult)[]) total[k] += r[k] ?? 0;
   };
