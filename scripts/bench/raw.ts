@@ -2,7 +2,7 @@
 import path from "node:path";
 import type pg from "pg";
 import { DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor } from "./procs";
-import { checkpointsSoFar, spikeStats, type SpikeStats } from "./stats";
+import { checkpointBeforePhase, markPhase, sincePhase, spikeStats, type SpikeStats } from "./stats";
 
 export type RawOptions = { url: string; schedules: number; workers: number; batch: number; loopsPerWorker: number };
 
@@ -40,21 +40,23 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeSt
         o.workers * o.loopsPerWorker,
       60_000,
     );
-    // Lead time: the insert (~100,000 rows/s here) plus worker start-up, so every row is visible before T.
-    const checkpoints = await checkpointsSoFar(pool);
-    const leadMs = 4000 + Math.ceil(o.schedules / 60);
+    // Lead time: the insert (~100,000 rows/s here) and the checkpoint after it, so every row is
+    // visible and the checkpoint over before T.
+    const leadMs = 7000 + Math.ceil(o.schedules / 60);
     const { rows } = await pool.query<{ due: Date }>(`SELECT now() + make_interval(secs => $1::float8 / 1000) AS due`, [leadMs]);
     const due = rows[0].due;
     await pool.query(`INSERT INTO raw_runs (job_id, due_at) SELECT g, $2 FROM generate_series(1, $1::int) g`, [o.schedules, due]);
     await pool.query(`ANALYZE raw_runs`);
+    await checkpointBeforePhase(pool);
+    const mark = await markPhase(pool);
     const { rows: late } = await pool.query<{ late: boolean }>(`SELECT now() > $1 AS late`, [due]);
-    if (late[0].late) console.error("bench: raw rows committed after their due instant; lateness is inflated");
+    if (late[0].late) console.error("bench: raw rows committed (and checkpointed) after their due instant; lateness is inflated");
     await waitFor("raw spike to drain", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'pending' LIMIT 1`)).rowCount === 0, 600_000, DRAIN_POLL_MS);
     await waitFor("raw leases to finish", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'leased' LIMIT 1`)).rowCount === 0, 60_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM raw_runs`, due);
-    const checkpointsDuring = (await checkpointsSoFar(pool)) - checkpoints;
+    const server = await sincePhase(pool, mark, stats.runs);
     stopRss();
-    return { ...stats, checkpointsDuring, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
+    return { ...stats, ...server, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
   } finally {
     stopRss();
     await stopAll(procs);

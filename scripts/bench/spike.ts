@@ -8,7 +8,7 @@ import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
 import { DRAIN_POLL_MS, readRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
-import { checkpointsSoFar, spikeStats, statementsBetween, statementsSnapshot, type SpikeStats, type StatementUse } from "./stats";
+import { checkpointBeforePhase, markPhase, sincePhase, spikeStats, statementsBetween, statementsSnapshot, type SpikeStats, type StatementUse } from "./stats";
 
 export type SpikeOptions = {
   url: string;
@@ -158,13 +158,14 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     // RSS during dispatch: sampled (VmRSS) from here on; the start-up high-water mark is reported apart.
     const startupPeakRssMb = procs.map((p) => Math.round(readRssMb(p.pid, "VmHWM")));
     stopRss = sampleRss(procs);
-    const checkpoints = await checkpointsSoFar(pool);
+    await checkpointBeforePhase(pool);
+    const mark = await markPhase(pool);
     const statementsBefore = await statementsSnapshot(pool);
     // Let the clock run from one second before the slot: the due instant arrives in real time.
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() - 1_000));
     await waitFor("spike to drain", () => drained(pool), 600_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
-    const checkpointsDuring = (await checkpointsSoFar(pool)) - checkpoints;
+    const server = await sincePhase(pool, mark, stats.runs);
     const statements = statementsBetween(statementsBefore, await statementsSnapshot(pool));
     const { rows: extra } = await pool.query<{ attempts: number; attempt_rows: number; size: number }>(
       `SELECT (SELECT count(*)::int FROM run_attempts) AS attempts, (SELECT count(*)::int FROM attempts) AS attempt_rows, pg_database_size(current_database()) / 1048576.0 AS size`,
@@ -199,7 +200,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
       heartbeatHot,
       materialise: mat,
       alertPassSecondsAtLeast,
-      spike: { ...stats, checkpointsDuring, statements, attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
+      spike: { ...stats, ...server, statements, attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: { runs: st[0].n, seconds: Math.round(st[0].secs * 1000) / 1000, runsPerSecond: Math.round(st[0].n / st[0].secs) },
     };
   } finally {

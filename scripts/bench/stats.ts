@@ -13,8 +13,11 @@ export type SpikeStats = {
   claimsPerSecond: number;
   /** Runs finished per second, from the due instant to the last finish. */
   completionsPerSecond: number;
-  /** Checkpoints the server began between the phase's start (itself a checkpoint) and its end. */
+  /** Checkpoints the server began between the phase's start and its end. */
   checkpointsDuring?: number;
+  /** WAL the server wrote in the phase, and per run. */
+  walMb?: number;
+  walBytesPerRun?: number;
 };
 
 const r3 = (x: number) => Math.round(x * 1000) / 1000;
@@ -50,14 +53,36 @@ export async function spikeStats(pool: pg.Pool, source: string, due: Date): Prom
 }
 
 /**
- * How many checkpoints the server has begun so far, to count those inside a phase: a checkpoint
- * mid-spike (forced by max_wal_size: materialising 400,000 slots writes much WAL) costs that phase
- * full-page images on every page it touches next. Forcing one before each phase would not be fair
- * either: the raw spike's freshly inserted pages carry no such cost, Slotkeeper's vacuumed ones would.
+ * Begin a phase the way the top of the hour begins in production: its rows were written long enough
+ * ago that a checkpoint has passed since (the tick materialises a slot 15 minutes ahead; the
+ * default checkpoint_timeout is 5 minutes), so the first change to each page after the due instant
+ * writes a full-page image. Both spikes start from such a checkpoint, taken after their rows are
+ * loaded. Without it the two spikes met different servers: the raw one none (its rows written
+ * seconds before) and Slotkeeper's one begun by its own materialisation's WAL (max_wal_size), a
+ * few seconds before the due instant and writing through the spike, in every run.
  */
-export async function checkpointsSoFar(pool: pg.Pool): Promise<number> {
-  const { rows } = await pool.query<{ n: number }>(`SELECT (checkpoints_timed + checkpoints_req)::int AS n FROM pg_stat_bgwriter`);
-  return rows[0].n;
+export async function checkpointBeforePhase(pool: pg.Pool): Promise<void> {
+  await pool.query("CHECKPOINT");
+}
+
+/** Where the server's WAL and checkpoint counters stood when a phase began (see `sincePhase`). */
+export type PhaseMark = { checkpoints: number; lsn: string };
+
+const checkpointCount = `(SELECT (checkpoints_timed + checkpoints_req)::int FROM pg_stat_bgwriter)`;
+
+export async function markPhase(pool: pg.Pool): Promise<PhaseMark> {
+  const { rows } = await pool.query<{ n: number; lsn: string }>(`SELECT ${checkpointCount} AS n, pg_current_wal_lsn()::text AS lsn`);
+  return { checkpoints: rows[0].n, lsn: rows[0].lsn };
+}
+
+/**
+ * What a phase cost the server beyond its statements: the checkpoints it began (each one costs
+ * full-page images on every page touched next) and the WAL it wrote, in MB and in bytes per run.
+ */
+export async function sincePhase(pool: pg.Pool, mark: PhaseMark, runs: number): Promise<{ checkpointsDuring: number; walMb: number; walBytesPerRun: number }> {
+  const { rows } = await pool.query<{ n: number; bytes: string }>(`SELECT ${checkpointCount} AS n, pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint::text AS bytes`, [mark.lsn]);
+  const bytes = Number(rows[0].bytes);
+  return { checkpointsDuring: rows[0].n - mark.checkpoints, walMb: Math.round(bytes / 1048576), walBytesPerRun: Math.round(bytes / Math.max(1, runs)) };
 }
 
 /** One statement's share of a phase, from pg_stat_statements. */
