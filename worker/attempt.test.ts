@@ -28,24 +28,14 @@ describe("runAttempt", () => {
       defineHandler({ name: "capture", idempotent: true, description: "", run: async (ctx) => void (seen = { payload: ctx.payload, key: ctx.idempotencyKey, token: ctx.fencingToken }) }),
     ]);
     process.env.SK_TEST_SECRET = "s3cret";
-    const { result } = await runAttempt(run({ headers: { Authorization: { $env: "SK_TEST_SECRET" } } }), {
-      registry,
-      workerId: "w",
-      log: createLogger("test", "silent"),
-      abort: new AttemptAbort(),
-    });
+    const result = await runAttempt(run({ headers: { Authorization: { $env: "SK_TEST_SECRET" } } }), { registry, workerId: "w", log: createLogger("test", "silent") }, new AttemptAbort());
     expect(result.outcome).toBe("succeeded");
     expect(seen).toEqual({ payload: { headers: { Authorization: "s3cret" } }, key: "sk:3:2026-11-01T00:00:00.000Z", token: 2 });
   });
 
   it("fails (and retries) an attempt whose payload names an unset variable", async () => {
     const registry = createHandlerRegistry([defineHandler({ name: "capture", idempotent: true, description: "", run: async () => {} })]);
-    const { result } = await runAttempt(run({ token: { $env: "SK_TEST_UNSET_VARIABLE" } }), {
-      registry,
-      workerId: "w",
-      log: createLogger("test", "silent"),
-      abort: new AttemptAbort(),
-    });
+    const result = await runAttempt(run({ token: { $env: "SK_TEST_UNSET_VARIABLE" } }), { registry, workerId: "w", log: createLogger("test", "silent") }, new AttemptAbort());
     expect(result.outcome).toBe("failed");
     expect(result.error).toMatch(/SK_TEST_UNSET_VARIABLE/);
     expect(result.nonRetryable).toBeFalsy();
@@ -62,7 +52,7 @@ describe("runAttempt", () => {
         },
       }),
     ]);
-    const { result } = await runAttempt(run({}), { registry, workerId: "w", log: createLogger("test", "silent"), abort: new AttemptAbort() });
+    const result = await runAttempt(run({}), { registry, workerId: "w", log: createLogger("test", "silent") }, new AttemptAbort());
     expect(result.outcome).toBe("failed");
     expect(result.error).toBe("bad config");
   });

@@ -9,7 +9,8 @@ import { resolveEnvRefs } from "../lib/security/mask";
 import type { AttemptAbort } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
 
-type AttemptDeps = { registry: HandlerRegistry; workerId: string; log: Logger; abort: AttemptAbort };
+/** What every attempt of a worker shares: made once per worker, not once per run. */
+export type AttemptDeps = { registry: HandlerRegistry; workerId: string; log: Logger };
 
 /**
  * What a handler is given. A class rather than an object literal with getters: at the top of the
@@ -17,7 +18,6 @@ type AttemptDeps = { registry: HandlerRegistry; workerId: string; log: Logger; a
  * when read) live once on the prototype instead of as closures on every context.
  */
 class AttemptContext implements HandlerContext {
-  readonly schedule: { id: number; name: string };
   readonly slot: Date;
   readonly fencingToken: number;
   readonly attempt: number;
@@ -25,14 +25,15 @@ class AttemptContext implements HandlerContext {
   readonly origin: ClaimedRun["origin"];
   readonly workerId: string;
   private logger?: Logger;
+  private scheduleRef?: { id: number; name: string };
 
   constructor(
     private readonly run: ClaimedRun,
     private readonly deps: AttemptDeps,
+    private readonly abort: AttemptAbort,
     // Secrets may live in the worker's environment rather than the stored payload.
     readonly payload: unknown,
   ) {
-    this.schedule = { id: run.scheduleId, name: run.scheduleName };
     this.slot = run.scheduledFor;
     this.fencingToken = run.attempt;
     this.attempt = run.attempt;
@@ -41,12 +42,16 @@ class AttemptContext implements HandlerContext {
     this.workerId = deps.workerId;
   }
 
+  get schedule(): { id: number; name: string } {
+    return (this.scheduleRef ??= { id: this.run.scheduleId, name: this.run.scheduleName });
+  }
+
   get idempotencyKey(): string {
     return idempotencyKey(this.run.scheduleId, this.run.scheduledFor, this.run.origin, this.run.id);
   }
 
   get signal(): AbortSignal {
-    return this.deps.abort.signal;
+    return this.abort.signal;
   }
 
   // Made on first use: a pino child serialises its bindings at once, a cost per run for handlers that never log.
@@ -56,17 +61,15 @@ class AttemptContext implements HandlerContext {
   }
 }
 
-/** What an attempt came to: the result to write and how long the handler took. */
-export type Attempted = { result: RunResult; durationMs: number };
-
-function result(run: ClaimedRun, started: number, r: Omit<RunResult, "id" | "attempt" | "scheduleId" | "durationMs">): Attempted {
-  const durationMs = Math.round(performance.now() - started);
-  return { result: { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, durationMs, ...r }, durationMs };
+// The result carries where the queue row is (queueTid) from the start: the runner refreshes it
+// before the finish (a renewal may move the row), and an object keeps its shape when a property is
+// overwritten but not when one is added (a new property is a second allocation per run).
+function result(run: ClaimedRun, started: number, r: Omit<RunResult, "id" | "attempt" | "scheduleId" | "durationMs" | "queueTid">): RunResult {
+  return { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, queueTid: run.queueTid, durationMs: Math.round(performance.now() - started), ...r };
 }
 
-function succeeded(run: ClaimedRun, started: number): Attempted {
-  const durationMs = Math.round(performance.now() - started);
-  return { result: { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, durationMs, outcome: "succeeded" }, durationMs };
+function succeeded(run: ClaimedRun, started: number): RunResult {
+  return { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, queueTid: run.queueTid, durationMs: Math.round(performance.now() - started), outcome: "succeeded" };
 }
 
 function aborted(run: ClaimedRun, started: number, abort: AttemptAbort) {
@@ -83,7 +86,7 @@ function failed(run: ClaimedRun, started: number, abort: AttemptAbort, err: unkn
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
 
-async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, returned: PromiseLike<unknown>): Promise<Attempted> {
+async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, returned: PromiseLike<unknown>): Promise<RunResult> {
   try {
     await abort.race(Promise.resolve(returned));
   } catch (err) {
@@ -94,20 +97,20 @@ async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, ret
 }
 
 /**
- * Run one claimed attempt's handler and turn whatever happened into a RunResult. Never throws nor
+ * Run one claimed attempt's handler and turn whatever happened into a RunResult (its durationMs is
+ * how long the handler took). Never throws nor
  * rejects: an unknown handler, a thrown error and an abort all become results. Once the signal has
  * fired, a late success is not reported as one (promise: past its deadline the worker commits no
  * success). A handler that returns without a promise (a synchronous one) is done at once, and so
  * is this: the result comes back as a value, with no promise made and no turn of the event loop
  * waited (a cost per run at the top of the hour); otherwise it comes as a promise.
  */
-export function runAttempt(run: ClaimedRun, deps: AttemptDeps): Attempted | Promise<Attempted> {
+export function runAttempt(run: ClaimedRun, deps: AttemptDeps, abort: AttemptAbort): RunResult | Promise<RunResult> {
   const started = performance.now();
-  const { abort } = deps;
   let returned: unknown;
   try {
     const handler = deps.registry.get(run.handler);
-    returned = handler.run(new AttemptContext(run, deps, resolveEnvRefs(run.payload)));
+    returned = handler.run(new AttemptContext(run, deps, abort, resolveEnvRefs(run.payload)));
   } catch (err) {
     // A handler that throws before returning its promise fails as a rejection would.
     return failed(run, started, abort, err);

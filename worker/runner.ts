@@ -4,7 +4,7 @@ import type { Logger } from "../lib/log";
 import { claimRunsDetailed, type ClaimedRun } from "../lib/runs/claim";
 import { finishRuns, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
-import { runAttempt, type Attempted } from "./attempt";
+import { runAttempt, type AttemptDeps } from "./attempt";
 import { AttemptAbort, AttemptAborted, type AbortKind } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
 
@@ -36,7 +36,7 @@ type InFlight = {
   /** performance.now() when the last successful renewal (or the claim) was SENT: the lease began no earlier. */
   renewedSentAt: number;
   /** Set once the handler is done and its result waits to be written. */
-  result?: RunResult;
+  result: RunResult | undefined;
 };
 
 /**
@@ -65,6 +65,7 @@ export function createRunner(o: RunnerOptions) {
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
 
+  const attemptDeps: AttemptDeps = { registry: o.registry, workerId: o.workerId, log: o.log };
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
 
   // One timer for every in-flight run, armed for the earliest deadline, rather than one per run: a
@@ -121,16 +122,18 @@ export function createRunner(o: RunnerOptions) {
       leaseMs,
       marginMs: Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)),
       renewedSentAt: sentAt,
+      // Declared now, so that setting it later does not change the object's shape.
+      result: undefined,
     };
     inFlight.set(run.id, e);
     armDeadline(deadlineOf(e));
-    const attempted = runAttempt(run, { registry: o.registry, workerId: o.workerId, log: o.log, abort: e.abort });
+    const attempted = runAttempt(run, attemptDeps, e.abort);
     // A synchronous handler's result is queued at once; runAttempt never rejects.
     if (attempted instanceof Promise) void attempted.then((a) => done(e, a));
     else done(e, attempted);
   }
 
-  function done(e: InFlight, { result, durationMs }: Attempted) {
+  function done(e: InFlight, result: RunResult) {
     const { run } = e;
     // Built only when it will be written: at the top of the hour this line is per run.
     if (o.log.isLevelEnabled("info")) {
@@ -143,7 +146,7 @@ export function createRunner(o: RunnerOptions) {
         attempt: run.attempt,
         workerId: o.workerId,
         outcome: result.outcome,
-        durationMs,
+        durationMs: result.durationMs,
         ...(result.error ? { error: result.error } : {}),
       });
     }
@@ -156,7 +159,8 @@ export function createRunner(o: RunnerOptions) {
   let flushAt = Infinity;
   function scheduleFlush(delayMs: number) {
     if (flushing) return;
-    const at = performance.now() + delayMs;
+    // "At once" needs no clock read: a flush already due at once covers every later result.
+    const at = delayMs === 0 ? -Infinity : performance.now() + delayMs;
     if (flushRetryTimer !== undefined && flushAt <= at) return;
     clearTimeout(flushRetryTimer);
     flushAt = at;
