@@ -170,17 +170,19 @@ const CLAIMED = sql`
     GROUP BY c.state, c.handler, c.payload, c.lease_seconds, c.origin, c.retry_max_attempts, c.retry_base_seconds, c.retry_cap_seconds, c.max_attempts`;
 
 /**
- * What a claim writes on the queue row it takes (q, with the clock CTE as c), in the plain and the
- * overlap-checked claim alike. Fencing: the token rises on every claim, so the previous holder's
- * writes match no row.
+ * What a claim writes on the queue row it takes (q), in the plain and the overlap-checked claim
+ * alike. Fencing: the token rises on every claim, so the previous holder's writes match no row.
+ * The clock is read through (SELECT now FROM clock), an InitPlan evaluated once per statement, not
+ * by joining the clock CTE: a join is a nested loop over the claimed rows that also carries the
+ * clock's whole row along with each of them (for the recheck of a concurrently updated row).
  */
 const TAKE_LEASE = sql`
   state = 'running',
   attempts = q.attempts + 1,
   lease_owner = ${sql.placeholder("workerId")},
-  lease_expires_at = c.now + make_interval(secs => q.lease_seconds),
-  started_at = c.now,
-  run_after = c.now + make_interval(secs => q.lease_seconds)`;
+  lease_expires_at = (SELECT now FROM clock) + make_interval(secs => q.lease_seconds),
+  started_at = (SELECT now FROM clock),
+  run_after = (SELECT now FROM clock) + make_interval(secs => q.lease_seconds)`;
 
 /**
  * The claim of the top of the hour: due pending runs of one partition (or all, with null) whose
@@ -205,7 +207,6 @@ const claimPlainIn = (inPartition: SQL, opts?: { scanAllowed: string }) =>
     ),
     claimed AS (
       UPDATE run_queue q SET ${TAKE_LEASE}
-      FROM clock c
       -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
       -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
       -- seq-scanned the table.
@@ -272,7 +273,6 @@ const claimExclusiveIn = (partitioned: boolean) => {
     ),
     taken AS (
       UPDATE run_queue q SET ${TAKE_LEASE}
-      FROM clock c
       WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM due WHERE NOT overlapped))
       RETURNING ${RETURNING}
     ),

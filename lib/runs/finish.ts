@@ -123,8 +123,9 @@ const finishSucceededBy = (find: "tid" | "index") => {
     done AS (
       -- No index of runs names a column this changes: where the page has room, a HOT update.
       UPDATE runs r SET state = 'done', attempts = h.attempt, worker_id = ${sql.placeholder("workerId")}, started_at = h.started_at,
-        finished_at = c.now, last_error = NULL, duration_ms = h.duration_ms
-      FROM held h, clock c
+        finished_at = (SELECT now FROM clock), last_error = NULL, duration_ms = h.duration_ms
+      -- The clock as an InitPlan, not joined: a join would carry its whole row along with each run.
+      FROM held h
       -- A primary-key probe per run. Not id = ANY(ARRAY(…)) as well: the planner expects one row from
       -- a DELETE … RETURNING, puts that scan inside a nested loop, and reads the whole array again
       -- for every run (measured: 125,000 rows read for 500).
