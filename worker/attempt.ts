@@ -18,7 +18,6 @@ export type AttemptDeps = { registry: HandlerRegistry; workerId: string; log: Lo
  * when read) live once on the prototype instead of as closures on every context.
  */
 class AttemptContext implements HandlerContext {
-  readonly slot: Date;
   readonly fencingToken: number;
   readonly attempt: number;
   readonly runId: number;
@@ -34,12 +33,16 @@ class AttemptContext implements HandlerContext {
     // Secrets may live in the worker's environment rather than the stored payload.
     readonly payload: unknown,
   ) {
-    this.slot = run.scheduledFor;
     this.fencingToken = run.attempt;
     this.attempt = run.attempt;
     this.runId = run.id;
     this.origin = run.origin;
     this.workerId = deps.workerId;
+  }
+
+  // Read from the run when asked: its Date is made only then (see GroupRun in lib/runs/claim.ts).
+  get slot(): Date {
+    return this.run.scheduledFor;
   }
 
   get schedule(): { id: number; name: string } {

@@ -377,6 +377,34 @@ async function rescueExpired(db: Db, workerId: string, limit: number, gateMs: nu
   return toClaimed(result.rows);
 }
 
+/**
+ * A claimed run as unpacked from a group, with its slot's Date made only when read: most handlers
+ * never read it (a no-op does not), and a Date per run was one more object kept alive from claim to
+ * finish.
+ */
+class GroupRun implements ClaimedRun {
+  private slot: Date | undefined = undefined;
+
+  constructor(
+    readonly id: number,
+    readonly scheduleId: number,
+    readonly scheduleName: string,
+    readonly handler: string,
+    readonly payload: unknown,
+    private readonly slotMs: number,
+    readonly attempt: number,
+    readonly leaseSeconds: number,
+    readonly origin: ClaimedRun["origin"],
+    readonly retry: RetryPolicy,
+    readonly maxAttempts: number,
+    public queueTid: string,
+  ) {}
+
+  get scheduledFor(): Date {
+    return (this.slot ??= new Date(this.slotMs));
+  }
+}
+
 /** Unpack CLAIMED's groups into the runs to execute and the runs settled on the way. */
 function toClaimed(groups: Group[]): Claimed {
   const claimed: ClaimedRun[] = [];
@@ -396,21 +424,23 @@ function toClaimed(groups: Group[]): Claimed {
     // Shared by the group's runs: nothing downstream changes a retry policy.
     const retry: RetryPolicy = Object.freeze({ maxAttempts: g.retry_max_attempts!, baseSeconds: g.retry_base_seconds!, capSeconds: g.retry_cap_seconds! });
     for (let i = 0; i < tids.length; i++) {
-      claimed.push({
-        id: n[4 * i],
-        scheduleId: n[4 * i + 1],
-        scheduleName: g.names[i]!,
-        handler: g.handler!,
-        // Parsed per run, so no two handlers share (and could change) one payload object.
-        payload: JSON.parse(g.payload!),
-        scheduledFor: new Date(n[4 * i + 2]),
-        attempt: n[4 * i + 3],
-        leaseSeconds: g.lease_seconds!,
-        origin: g.origin!,
-        retry,
-        maxAttempts: g.max_attempts!,
-        queueTid: tids[i],
-      });
+      claimed.push(
+        new GroupRun(
+          n[4 * i],
+          n[4 * i + 1],
+          g.names[i]!,
+          g.handler!,
+          // Parsed per run, so no two handlers share (and could change) one payload object.
+          JSON.parse(g.payload!),
+          n[4 * i + 2],
+          n[4 * i + 3],
+          g.lease_seconds!,
+          g.origin!,
+          retry,
+          g.max_attempts!,
+          tids[i],
+        ),
+      );
     }
   }
   return { claimed, settled, exclusiveFound: 0 };
