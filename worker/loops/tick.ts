@@ -1,5 +1,6 @@
 import type { Db } from "../../lib/db/client";
 import type { Logger } from "../../lib/log";
+import { analyzeQueue, queueNeedsAnalyze } from "../../lib/runs/queue-stats";
 import { tickOnce } from "../../lib/runs/tick";
 import { startLoop, type Loop } from "./loop";
 
@@ -22,9 +23,15 @@ export type TickLoopOptions = {
  */
 export const LATENESS_PASS_INTERVAL_MS = 5_000;
 
-/** Materialise slots every interval through `tickOnce`; logs only when it did something. */
+/**
+ * Materialise slots every interval through `tickOnce`; logs only when it did something. After it
+ * has queued many runs it analyses run_queue, so that every connection's cached plans of the hot
+ * statements are made again for the queue's new size (see lib/runs/queue-stats.ts).
+ */
 export function startTickLoop(o: TickLoopOptions): Loop {
   let lastLatenessPass = -Infinity;
+  let queuedSinceAnalyze = 0;
+  let queuedAtAnalyze = 0;
   return startLoop({
     name: "run:tick",
     intervalMs: o.intervalMs,
@@ -37,6 +44,15 @@ export function startTickLoop(o: TickLoopOptions): Loop {
       if (r.created > 0 || r.skipped > 0 || r.coalesced > 0 || r.tooLate > 0) {
         o.log.info({ event: "run:tick:done", ...r });
         if (r.created > 0) o.onCreated?.();
+      }
+      queuedSinceAnalyze += r.created;
+      if (queueNeedsAnalyze(queuedSinceAnalyze, queuedAtAnalyze)) {
+        queuedSinceAnalyze = 0;
+        // Best effort: without the right to analyse (not the table's owner) autovacuum still will.
+        queuedAtAnalyze = await analyzeQueue(o.db).catch((err) => {
+          o.log.warn({ event: "run:tick:analyze:failed", err });
+          return queuedAtAnalyze;
+        });
       }
     },
   });
