@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { seqScannedTables } from "../testing/plans";
 import { preparedStatements } from "./prepared";
 // Loaded for the statements they prepare.
 import "../runs/claim";
@@ -7,13 +8,6 @@ import "../runs/finish";
 import "../runs/lease";
 
 let t: TestDatabase;
-
-type PlanNode = { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; Plans?: PlanNode[] };
-
-function* nodes(n: PlanNode): Generator<PlanNode> {
-  yield n;
-  for (const c of n.Plans ?? []) yield* nodes(c);
-}
 
 // The hot statements run with generic plans (createPool: plan_cache_mode = force_generic_plan),
 // planned once without their values. A generic plan that scans a whole table would run for every
@@ -46,8 +40,7 @@ describe("hot-path statements' generic plans", () => {
       await client.query("SET plan_cache_mode = force_generic_plan");
       await client.query(`PREPARE hot AS ${statement.text}`);
       const nulls = statement.params.map(() => "NULL").join(", ");
-      const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
-      const scanned = [...nodes(rows[0]["QUERY PLAN"][0].Plan)].filter((n) => n["Node Type"] === "Seq Scan").map((n) => n["Relation Name"]);
+      const scanned = await seqScannedTables(client, `EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
       expect(scanned).toEqual([]);
     } finally {
       await client.query("DEALLOCATE ALL").catch(() => {});

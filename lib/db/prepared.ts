@@ -54,7 +54,7 @@ export async function runPrepared<T extends Record<string, unknown>>(db: Db, sta
  * per element: 5 % of a worker's time in the spike, for arrays that hold only numbers). Written by
  * join, which makes the literal in one string: appending element by element made two strings per
  * element (the finish's three arrays were 240 bytes of garbage per run; sampled with the inspector's
- * heap profiler in .scratch, see the README).
+ * heap profiler over a one-worker drain, see the README).
  */
 export function intArray(values: readonly (number | null | undefined)[]): string {
   let nulls = false;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { preparedStatements } from "../db/prepared";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { seqScannedTables } from "../testing/plans";
 import "./claim";
 import { ANALYZE_AFTER_RUNS, analyzeQueue, queueNeedsAnalyze } from "./queue-stats";
 
@@ -12,12 +13,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.drop();
 });
-
-type PlanNode = { "Node Type": string; "Relation Name"?: string; Plans?: PlanNode[] };
-function* nodes(n: PlanNode): Generator<PlanNode> {
-  yield n;
-  for (const c of n.Plans ?? []) yield* nodes(c);
-}
 
 describe("run_queue statistics and the hot statements' cached plans", () => {
   it("analyses after 10,000 queued runs, or as many as the queue held at the last analysis", () => {
@@ -34,8 +29,7 @@ describe("run_queue statistics and the hot statements' cached plans", () => {
       // In a transaction rolled back: EXPLAIN ANALYZE runs the claim, and what it claimed stays pending.
       await client.query("BEGIN");
       try {
-        const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE hot(0, 500, 'w')`);
-        return [...nodes(rows[0]["QUERY PLAN"][0].Plan)].filter((n) => n["Node Type"] === "Seq Scan").map((n) => n["Relation Name"]);
+        return await seqScannedTables(client, `EXPLAIN (ANALYZE, FORMAT JSON) EXECUTE hot(0, 500, 'w')`);
       } finally {
         await client.query("ROLLBACK");
       }
