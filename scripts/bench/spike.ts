@@ -173,20 +173,26 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     stopRss();
     const spikeRss = procs.map((p) => Math.round(p.peakRssMb));
 
-    // Steady: N pending runs of existing schedules, all due at one instant T. They are inserted
-    // due a minute ahead (their insert, trigger included, takes seconds here, and rows still being
-    // inserted at T would count against the drain), then the clock is moved to one second before T.
-    // A minute keeps T far from the schedules' next slot, which the tick materialises 15 min ahead.
+    // Steady: N pending runs of existing schedules, all due at one instant T, one second after the
+    // clock resumes. The clock stands still while they go in (their insert, trigger included, takes
+    // seconds here, and rows still being inserted at T would count against the drain). Not moved
+    // forward past the insert: a jump of a minute expired every partition lease at once, and the
+    // worker that renewed first took all sixteen, so one worker drained what two should (seen in
+    // the runs' worker_id: 26,000-34,000 runs/s instead of both workers' rate).
+    // T stays far from the schedules' next slot, which the tick materialises 15 min ahead.
     const n = Math.min(o.steadyRuns, o.schedules);
-    const { rows: t } = await pool.query<{ at: Date }>(`SELECT sk_now() + interval '60 seconds' AS at`);
-    const at = t[0].at;
+    const { rows: t } = await pool.query<{ stood: Date }>(
+      `UPDATE sk_clock SET frozen_at = date_trunc('milliseconds', sk_now()), shift = interval '0' WHERE id = 1 RETURNING frozen_at AS stood`,
+    );
+    const stood = t[0].stood;
+    const at = new Date(stood.getTime() + 1_000);
     await pool.query(
       `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
        SELECT id, partition, $2::timestamptz - interval '1 day', $2, $2, 'pending', 'backfill', 6
        FROM schedules ORDER BY id LIMIT $1`,
       [n, at],
     );
-    await runClockFrom(pool, new Date(at.getTime() - 1_000));
+    await runClockFrom(pool, stood);
     await waitFor("steady drain", () => drained(pool), 600_000, DRAIN_POLL_MS);
     const { rows: st } = await pool.query<{ secs: number; n: number }>(
       `SELECT extract(epoch FROM max(finished_at) - $1::timestamptz)::float8 AS secs, count(*)::int AS n FROM runs WHERE due_at = $1 AND origin = 'backfill'`,
