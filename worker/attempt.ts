@@ -25,19 +25,34 @@ class AttemptContext implements HandlerContext {
   readonly workerId: string;
   private logger?: Logger;
   private scheduleRef?: { id: number; name: string };
+  private resolved = false;
+  private resolvedPayload: unknown = undefined;
 
   constructor(
     private readonly run: ClaimedRun,
     private readonly deps: AttemptDeps,
     private readonly abort: AttemptAbort,
-    // Secrets may live in the worker's environment rather than the stored payload.
-    readonly payload: unknown,
   ) {
     this.fencingToken = run.attempt;
     this.attempt = run.attempt;
     this.runId = run.id;
     this.origin = run.origin;
     this.workerId = deps.workerId;
+  }
+
+  /**
+   * The payload, with its `{ "$env": NAME }` references resolved (secrets may live in the worker's
+   * environment rather than the stored payload), parsed and resolved on first read: a handler that
+   * never reads it (a no-op) costs no object. A payload that may hold a reference is resolved
+   * before the handler is called (runAttempt), so an unset variable fails the attempt whether or
+   * not the handler reads its payload.
+   */
+  get payload(): unknown {
+    if (!this.resolved) {
+      this.resolvedPayload = resolveEnvRefs(this.run.payload);
+      this.resolved = true;
+    }
+    return this.resolvedPayload;
   }
 
   // Read from the run when asked: its Date is made only then (see GroupRun in lib/runs/claim.ts).
@@ -112,7 +127,9 @@ export function runAttempt(run: ClaimedRun, deps: AttemptDeps, abort: AttemptAbo
   let returned: unknown;
   try {
     const handler = deps.registry.get(run.handler);
-    returned = handler.run(new AttemptContext(run, deps, abort, resolveEnvRefs(run.payload)));
+    const ctx = new AttemptContext(run, deps, abort);
+    if (run.payloadRefersToEnv !== false) void ctx.payload;
+    returned = handler.run(ctx);
   } catch (err) {
     // A handler that throws before returning its promise fails as a rejection would.
     return failed(run, started, abort, err);

@@ -66,6 +66,12 @@ export const schedules = pgTable(
     updatedAt: ts("updated_at").notNull().defaultNow(),
     /** Optimistic concurrency: an edit names the version it read. */
     version: integer("version").notNull().default(1),
+    /**
+     * The run_settings row holding this schedule's handler, payload and retry policy. Set by a
+     * trigger on every insert and on every edit of those columns (drizzle/0008_run_settings.sql),
+     * so no writer supplies it and none can get it wrong; it is never null once a row is stored.
+     */
+    settingsId: bigint("settings_id", { mode: "number" }),
   },
   (t) => [
     uniqueIndex("schedules_name_live_key").on(t.name).where(sql`deleted_at IS NULL`),
@@ -152,6 +158,26 @@ export const runs = pgTable(
 );
 
 /**
+ * A handler, payload and retry policy, stored once for every schedule and queued run that shares
+ * them: at the top of the hour hundreds of thousands of runs name one row. Rows are never changed
+ * (an edit of a schedule points it at another row, made if need be) and never deleted, so a worker
+ * may hold on to what it read, and queue rows need no foreign key (no check per queued run).
+ * Unique on the settings themselves, the payload by its SHA-256 (a jsonb can outgrow an index entry).
+ */
+export const runSettings = pgTable(
+  "run_settings",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    handler: text("handler").notNull(),
+    payload: jsonb("payload").notNull(),
+    retryMaxAttempts: integer("retry_max_attempts").notNull(),
+    retryBaseSeconds: integer("retry_base_seconds").notNull(),
+    retryCapSeconds: integer("retry_cap_seconds").notNull(),
+  },
+  (t) => [uniqueIndex("run_settings_key").on(t.handler, t.retryMaxAttempts, t.retryBaseSeconds, t.retryCapSeconds, sql`sha256(${t.payload}::text::bytea)`)],
+);
+
+/**
  * The live part of every unfinished run: one row per run that is pending, running or dead, none for
  * a settled one (done, skipped). The claim, the heartbeat and the finish work here; `runs` keeps the
  * record. Kept in step with `runs` in the same statement by the code that moves a run, and by
@@ -182,18 +208,23 @@ export const runQueue = pgTable(
     leaseExpiresAt: ts("lease_expires_at"),
     startedAt: ts("started_at"),
     // What the claim hands a worker, copied from the schedule when the run is queued and rewritten
-    // in the same transaction as any edit of the schedule (a trigger on schedules, 0006): the claim
-    // of the top of the hour then reads nothing but this row. A schedule probe per run was a
-    // third of the claim's statement time (5–7 µs of ~20, on a 200,000-run drain).
+    // in the same transaction as any edit of the schedule (a trigger on schedules, 0006 and 0008):
+    // the claim of the top of the hour then reads nothing but this row, and one run_settings row
+    // per group of runs it claims. A schedule probe per run was a third of the claim's statement
+    // time (5-7 µs of ~20, on a 200,000-run drain).
     /** Overlap policy: 'allow' runs are claimed without looking at their predecessors. */
     overlap: overlapPolicy("overlap").notNull().default("allow"),
     scheduleName: text("schedule_name").notNull(),
-    handler: text("handler").notNull(),
-    payload: jsonb("payload").notNull(),
+    /** Read per row by the claim (the lease it takes), so kept here rather than in run_settings. */
     leaseSeconds: integer("lease_seconds").notNull(),
-    retryMaxAttempts: integer("retry_max_attempts").notNull(),
-    retryBaseSeconds: integer("retry_base_seconds").notNull(),
-    retryCapSeconds: integer("retry_cap_seconds").notNull(),
+    /**
+     * Handler, payload and retry policy, shared by every schedule with the same ones (run_settings).
+     * Why not copies of them: a claim rewrites this row, and the copies made it a fifth wider; the
+     * claim also groups its runs by their settings, and a number hashes for less than a jsonb and
+     * three texts (claim statement time 14.8 → 13.2 µs per run, one connection, 150 interleaved
+     * 500-run batches each; see the README's hot-path section).
+     */
+    settingsId: bigint("settings_id", { mode: "number" }).notNull(),
   },
   (t) => [
     // Claim: pending runs of a partition in due order.

@@ -18,6 +18,12 @@ export type ClaimedRun = {
   retry: RetryPolicy;
   maxAttempts: number;
   /**
+   * False when the payload certainly holds no `{ "$env": NAME }` reference (its JSON text names no
+   * "$env"), so the worker may leave it unparsed until the handler reads it; otherwise the worker
+   * resolves it before calling the handler, and an unset variable fails the attempt.
+   */
+  payloadRefersToEnv?: boolean;
+  /**
    * Where the run's queue row is now (its ctid, as text): the finish deletes it from there without
    * an index look-up. A heartbeat moves it (and says where to); anything else that moves it changes
    * the token too, or the finish falls back to the index.
@@ -71,8 +77,8 @@ type Group = {
   numbers: string;
   /** The runs' queue row tids, "(page,item)", joined by ";" (null for settled runs). */
   tids: string | null;
-  /** The runs' schedule names, in the order of `numbers`. */
-  names: (string | null)[];
+  /** The runs' schedule names, a JSON array in the order of `numbers` (parsed when one is read). */
+  names: string;
 };
 
 /**
@@ -138,36 +144,45 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
 }
 
 // What every claim statement's UPDATE returns for a run it now holds: the queue row as updated,
-// which carries the schedule's settings (copied when the run was queued, rewritten by edits), so
-// no schedule is read.
-const RETURNING = sql`q.run_id, q.schedule_id, q.scheduled_for, q.attempts, q.ctid AS tid, q.schedule_name, q.handler, q.payload,
-  q.lease_seconds, q.origin, q.retry_max_attempts, q.retry_base_seconds, q.retry_cap_seconds, q.max_attempts, q.state`;
+// which carries the schedule's settings (copied when the run was queued, rewritten by edits; the
+// handler, payload and retry policy as the number of their run_settings row), so no schedule is read.
+const RETURNING = sql`q.run_id, q.schedule_id, q.scheduled_for, q.attempts, q.ctid AS tid, q.schedule_name,
+  q.settings_id, q.lease_seconds, q.origin, q.max_attempts, q.state`;
 
 /**
  * How every claim statement answers (over its CTE `claimed`, RETURNING's columns): one row per
  * group of runs that share their settings, with the runs' own numbers in one JSON array, their
- * queue rows' tids in one string and their schedule names in one JSON array. Why not a row per
- * run: the driver turns every column of every row into a string of its own, then parses it, and a
- * claimed run is fifteen columns. Measured on 500-run batches (node and backend CPU time, one
- * connection): 8.0 µs of worker and 3.6 µs of database CPU per run as rows, 1.9 and 4.2 in groups.
- * At the top of the hour a batch is one group; schedules with settings of their own make groups of
- * one, no worse than a row each. The aggregates advance on each input row in turn, so the i-th
- * entry of each belongs to the same run.
+ * queue rows' tids in one string and their schedule names in one JSON array, and the group's
+ * handler, payload and retry policy read once from run_settings. Why not a row per run: the
+ * driver turns every column of every row into a string of its own, then parses it, and a claimed
+ * run is a dozen columns. Measured on 500-run batches (node and backend CPU time, one connection):
+ * 8.0 µs of worker and 3.6 µs of database CPU per run as rows, 1.9 and 4.2 in groups. At the top
+ * of the hour a batch is one group; schedules with settings of their own make groups of one, no
+ * worse than a row each. The aggregates advance on each input row in turn, so the i-th entry of
+ * each belongs to the same run.
  */
 const CLAIMED = sql`
-    SELECT c.state, c.handler, c.payload::text AS payload, c.lease_seconds, c.origin,
-      c.retry_max_attempts, c.retry_base_seconds, c.retry_cap_seconds, c.max_attempts,
-      -- [id, schedule id, slot in epoch milliseconds, attempts] per run, flat: one JSON.parse and
-      -- no strings. A skipped run has only its id (concat_ws leaves out NULLs), and no tid. The
-      -- slot goes numeric → bigint, exact and truncated as a JS Date would; through float8 it was
-      -- a numeric-to-text-to-float8 conversion per run.
-      '[' || string_agg(concat_ws(',', c.run_id, c.schedule_id, floor(extract(epoch FROM c.scheduled_for) * 1000)::bigint, c.attempts), ',') || ']' AS numbers,
-      string_agg(c.tid::text, ';') AS tids,
-      json_agg(c.schedule_name) AS names
-    FROM claimed c
-    -- By the payload itself, not its text: hashing a jsonb costs less than printing one per run,
-    -- and the text above is then made once per group.
-    GROUP BY c.state, c.handler, c.payload, c.lease_seconds, c.origin, c.retry_max_attempts, c.retry_base_seconds, c.retry_cap_seconds, c.max_attempts`;
+    SELECT g.state, s.handler, s.payload::text AS payload, g.lease_seconds, g.origin,
+      s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, g.max_attempts, g.numbers, g.tids, g.names
+    FROM (
+      SELECT c.state, c.settings_id, c.lease_seconds, c.origin, c.max_attempts,
+        -- [id, schedule id, slot in epoch milliseconds, attempts] per run, flat: one JSON.parse and
+        -- no strings. A skipped run has only its id (concat_ws leaves out NULLs), and no tid. The
+        -- slot in whole milliseconds, truncated as a JS Date would: date_part is a float8, exact to
+        -- ±0.25 µs for this century's instants, and the 0.5 µs added keeps a whole millisecond from
+        -- flooring to the one before it while no microsecond count (≤ 999 µs past it) reaches the
+        -- next. extract(epoch …), exact, is numeric arithmetic: 0.4 µs more per run.
+        '[' || string_agg(concat_ws(',', c.run_id, c.schedule_id, floor(date_part('epoch', c.scheduled_for) * 1000 + 0.0005)::bigint, c.attempts), ',') || ']' AS numbers,
+        string_agg(c.tid::text, ';') AS tids,
+        json_agg(c.schedule_name)::text AS names
+      FROM claimed c
+      GROUP BY c.state, c.settings_id, c.lease_seconds, c.origin, c.max_attempts
+    ) g
+    -- A primary-key probe per group, whatever the planner knows of run_settings: LIMIT keeps the
+    -- subquery from being flattened into a join, which a plan made while run_settings looked
+    -- empty ran as a scan of the whole table (a table as long as there are distinct payloads).
+    -- Settled runs (skipped, dead) have no settings in their group.
+    LEFT JOIN LATERAL (SELECT * FROM run_settings s WHERE s.id = g.settings_id LIMIT 1) s ON true`;
 
 /**
  * What a claim writes on the queue row it takes (q), in the plain and the overlap-checked claim
@@ -279,7 +294,7 @@ const claimExclusiveIn = (partitioned: boolean) => {
     claimed AS (
       SELECT * FROM taken
       UNION ALL
-      SELECT run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'skipped' FROM skipped
+      SELECT run_id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 'skipped' FROM skipped
     )
     ${CLAIMED}`);
 };
@@ -377,20 +392,32 @@ async function rescueExpired(db: Db, workerId: string, limit: number, gateMs: nu
   return toClaimed(result.rows);
 }
 
+/** A group's schedule names, parsed on first use: a worker at warn level running handlers that never ask reads none. */
+class GroupNames {
+  private parsed: string[] | undefined = undefined;
+  constructor(private readonly json: string) {}
+  at(i: number): string {
+    return (this.parsed ??= JSON.parse(this.json) as string[])[i];
+  }
+}
+
 /**
- * A claimed run as unpacked from a group, with its slot's Date made only when read: most handlers
- * never read it (a no-op does not), and a Date per run was one more object kept alive from claim to
- * finish.
+ * A claimed run as unpacked from a group, with what a handler may never read made only when read:
+ * the slot's Date, the schedule's name and the payload (most handlers read no slot and no name,
+ * and a no-op reads no payload either). Each was one more object per run kept alive from claim to
+ * finish, and every object that outlives a young-generation collection is copied.
  */
 class GroupRun implements ClaimedRun {
   private slot: Date | undefined = undefined;
+  private parsedPayload: unknown = undefined;
 
   constructor(
     readonly id: number,
     readonly scheduleId: number,
-    readonly scheduleName: string,
+    private readonly names: GroupNames,
+    private readonly index: number,
     readonly handler: string,
-    readonly payload: unknown,
+    private readonly payloadJson: string,
     private readonly slotMs: number,
     readonly attempt: number,
     readonly leaseSeconds: number,
@@ -398,10 +425,20 @@ class GroupRun implements ClaimedRun {
     readonly retry: RetryPolicy,
     readonly maxAttempts: number,
     public queueTid: string,
+    readonly payloadRefersToEnv: boolean,
   ) {}
 
   get scheduledFor(): Date {
     return (this.slot ??= new Date(this.slotMs));
+  }
+
+  get scheduleName(): string {
+    return this.names.at(this.index);
+  }
+
+  // Parsed per run, so no two handlers share (and could change) one payload object.
+  get payload(): unknown {
+    return (this.parsedPayload ??= JSON.parse(this.payloadJson));
   }
 }
 
@@ -418,9 +455,10 @@ function toClaimed(groups: Group[]): Claimed {
       continue;
     }
     const tids = g.tids!.split(";");
-    if (n.length !== tids.length * 4 || tids.length !== g.names.length) {
-      throw new Error(`claim: a group of ${tids.length} tids came with ${n.length / 4} runs and ${g.names.length} names`);
-    }
+    if (n.length !== tids.length * 4) throw new Error(`claim: a group of ${tids.length} tids came with ${n.length / 4} runs`);
+    const names = new GroupNames(g.names);
+    // jsonb prints a key as it is: a reference would read "$env" in the text.
+    const refersToEnv = g.payload!.includes('"$env"');
     // Shared by the group's runs: nothing downstream changes a retry policy.
     const retry: RetryPolicy = Object.freeze({ maxAttempts: g.retry_max_attempts!, baseSeconds: g.retry_base_seconds!, capSeconds: g.retry_cap_seconds! });
     for (let i = 0; i < tids.length; i++) {
@@ -428,10 +466,10 @@ function toClaimed(groups: Group[]): Claimed {
         new GroupRun(
           n[4 * i],
           n[4 * i + 1],
-          g.names[i]!,
+          names,
+          i,
           g.handler!,
-          // Parsed per run, so no two handlers share (and could change) one payload object.
-          JSON.parse(g.payload!),
+          g.payload!,
           n[4 * i + 2],
           n[4 * i + 3],
           g.lease_seconds!,
@@ -439,6 +477,7 @@ function toClaimed(groups: Group[]): Claimed {
           retry,
           g.max_attempts!,
           tids[i],
+          refersToEnv,
         ),
       );
     }

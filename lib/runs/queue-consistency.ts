@@ -11,7 +11,7 @@ export type QueueMismatches = {
   wrongState: number;
   /** Runs with more than one queue row. */
   duplicated: number;
-  /** Queue rows whose copy of their schedule's settings (overlap, name, handler, payload, lease, retry) is out of date. */
+  /** Queue rows whose copy of their schedule's settings (overlap, name, lease, and handler, payload and retry through run_settings) is out of date. */
   staleCopies: number;
 };
 
@@ -31,8 +31,9 @@ export async function findQueueMismatches(db: Pick<Db, "execute">): Promise<Queu
          WHERE (q.state = 'dead') <> (r.state = 'dead') AND r.state NOT IN ('done', 'skipped'))::int AS wrong_state,
       (SELECT count(*) FROM (SELECT run_id FROM run_queue GROUP BY run_id HAVING count(*) > 1) d)::int AS duplicated,
       (SELECT count(*) FROM run_queue q JOIN schedules s ON s.id = q.schedule_id
-         WHERE (q.overlap, q.schedule_name, q.handler, q.payload, q.lease_seconds, q.retry_max_attempts, q.retry_base_seconds, q.retry_cap_seconds)
-           IS DISTINCT FROM (s.overlap, s.name, s.handler, s.payload, s.lease_seconds, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds))::int AS stale_copies`);
+         LEFT JOIN run_settings rs ON rs.id = q.settings_id
+         WHERE (q.overlap, q.schedule_name, q.lease_seconds, q.settings_id, rs.handler, rs.payload, rs.retry_max_attempts, rs.retry_base_seconds, rs.retry_cap_seconds)
+           IS DISTINCT FROM (s.overlap, s.name, s.lease_seconds, s.settings_id, s.handler, s.payload, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds))::int AS stale_copies`);
   const row = r.rows[0];
   return { missing: row.missing, orphaned: row.orphaned, wrongState: row.wrong_state, duplicated: row.duplicated, staleCopies: row.stale_copies };
 }

@@ -72,6 +72,8 @@ describe("run_queue beside runs", () => {
     const manual = await runNow(t.db, "micro", SYSTEM_ACTOR);
     const [run] = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
     expect(run.id).toBe(manual.id);
+    // Truncated to the millisecond, as the driver makes a Date of it.
+    expect(run.scheduledFor).toEqual(new Date("2030-01-01T10:00:00.123Z"));
     expect((await heartbeatRuns(t.db, "w1", [{ id: run.id, scheduleId: s.id, attempt: run.attempt }])).has(run.id)).toBe(true);
     expect(await finishRuns(t.db, "w1", [{ id: run.id, scheduleId: s.id, attempt: run.attempt, outcome: "succeeded" }])).toEqual({ applied: 1, stale: [] });
     expect((await readRun(t.pool, run.id)).state).toBe("done");
@@ -148,6 +150,47 @@ describe("run_queue beside runs", () => {
     await updateSchedule(t.db, "flip", { overlap: "allow" }, 2, SYSTEM_ACTOR);
     expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((x) => x.id)).toEqual([b.id]);
     await consistent();
+  });
+
+  it("schedules with the same handler, payload and retry policy share one run_settings row; an edit moves a schedule and its queued runs to another", async () => {
+    const settingsOf = async (name: string) =>
+      (await t.pool.query<{ id: number }>("SELECT settings_id::int AS id FROM schedules WHERE name = $1", [name])).rows[0].id;
+    const queued = async (scheduleId: number) =>
+      (await t.pool.query<{ id: number }>("SELECT DISTINCT settings_id::int AS id FROM run_queue WHERE schedule_id = $1", [scheduleId])).rows.map((r) => r.id);
+    const a = await makeSchedule(t.db, { name: "same-a", handler: "noop", payload: { to: ["x", 1] } });
+    const b = await makeSchedule(t.db, { name: "same-b", handler: "noop", payload: { to: ["x", 1] } });
+    // A writer that knows nothing of run_settings (plain SQL, keys in another order) gets the same row.
+    await t.pool.query(
+      `INSERT INTO schedules (name, handler, payload, every_seconds, next_slot_at, partition) VALUES ('same-c', 'noop', '{"to": ["x", 1]}', 60, $1, 0)`,
+      [T0],
+    );
+    const shared = await settingsOf("same-a");
+    expect([await settingsOf("same-b"), await settingsOf("same-c")]).toEqual([shared, shared]);
+    await makeSchedule(t.db, { name: "other", handler: "noop", payload: { to: ["y"] } });
+    expect(await settingsOf("other")).not.toBe(shared);
+
+    await makeRun(t.db, { scheduleId: a.id });
+    await makeRun(t.db, { scheduleId: b.id });
+    expect([await queued(a.id), await queued(b.id)]).toEqual([[shared], [shared]]);
+    // An edit of a's payload points a, and a's queued run, at a row of its own; b keeps the shared one.
+    await updateSchedule(t.db, "same-a", { payload: { to: ["z"] } }, 1, SYSTEM_ACTOR);
+    const moved = await settingsOf("same-a");
+    expect(moved).not.toBe(shared);
+    expect([await queued(a.id), await queued(b.id)]).toEqual([[moved], [shared]]);
+    // Editing it back finds the shared row again: one row per distinct set of settings.
+    await updateSchedule(t.db, "same-a", { payload: { to: ["x", 1] } }, 2, SYSTEM_ACTOR);
+    expect([await settingsOf("same-a"), ...(await queued(a.id))]).toEqual([shared, shared]);
+    const rows = await t.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM run_settings WHERE payload IN ('{"to": ["x", 1]}', '{"to": ["y"]}', '{"to": ["z"]}')`);
+    expect(rows.rows[0].n).toBe(3);
+    // A settings_id written by hand is put right.
+    await t.pool.query("UPDATE schedules SET settings_id = $1 WHERE id = $2", [await settingsOf("other"), b.id]);
+    expect(await settingsOf("same-b")).toBe(shared);
+    await consistent();
+    const claimed = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
+    expect(claimed.map((c) => [c.scheduleName, c.payload]).sort()).toEqual([
+      ["same-a", { to: ["x", 1] }],
+      ["same-b", { to: ["x", 1] }],
+    ]);
   });
 
   it("inserts and deletes by any writer keep the queue whole: direct SQL, a schedule's cascade, TRUNCATE", async () => {
