@@ -392,20 +392,42 @@ async function rescueExpired(db: Db, workerId: string, limit: number, gateMs: nu
   return toClaimed(result.rows);
 }
 
-/** A group's schedule names, parsed on first use: a worker at warn level running handlers that never ask reads none. */
-class GroupNames {
-  private parsed: string[] | undefined = undefined;
-  constructor(private readonly json: string) {}
-  at(i: number): string {
-    return (this.parsed ??= JSON.parse(this.json) as string[])[i];
+/**
+ * What the runs of one group share, held once: the settings read from run_settings and the queue
+ * row, and the schedule names, parsed on first use (a worker at warn level running handlers that
+ * never ask reads none).
+ */
+class GroupShared {
+  private parsedNames: string[] | undefined = undefined;
+  /** Shared by the group's runs: nothing downstream changes a retry policy. */
+  readonly retry: RetryPolicy;
+  /** jsonb prints a key as it is: a reference would read "$env" in the text. */
+  readonly payloadRefersToEnv: boolean;
+
+  constructor(
+    readonly handler: string,
+    readonly payloadJson: string,
+    readonly leaseSeconds: number,
+    readonly origin: ClaimedRun["origin"],
+    readonly maxAttempts: number,
+    retry: RetryPolicy,
+    private readonly namesJson: string,
+  ) {
+    this.retry = Object.freeze(retry);
+    this.payloadRefersToEnv = payloadJson.includes('"$env"');
+  }
+
+  name(i: number): string {
+    return (this.parsedNames ??= JSON.parse(this.namesJson) as string[])[i];
   }
 }
 
 /**
- * A claimed run as unpacked from a group, with what a handler may never read made only when read:
- * the slot's Date, the schedule's name and the payload (most handlers read no slot and no name,
- * and a no-op reads no payload either). Each was one more object per run kept alive from claim to
- * finish, and every object that outlives a young-generation collection is copied.
+ * A claimed run as unpacked from a group: its own numbers and tid, the group's settings by
+ * reference, and what a handler may never read made only when read (the slot's Date, the
+ * schedule's name, the payload; most handlers read no slot and no name, and a no-op no payload).
+ * A claimed run stays alive from claim to finish, across young-generation collections that copy
+ * every field of every live object: fields shared by the group live once, on the group.
  */
 class GroupRun implements ClaimedRun {
   private slot: Date | undefined = undefined;
@@ -414,18 +436,11 @@ class GroupRun implements ClaimedRun {
   constructor(
     readonly id: number,
     readonly scheduleId: number,
-    private readonly names: GroupNames,
-    private readonly index: number,
-    readonly handler: string,
-    private readonly payloadJson: string,
     private readonly slotMs: number,
     readonly attempt: number,
-    readonly leaseSeconds: number,
-    readonly origin: ClaimedRun["origin"],
-    readonly retry: RetryPolicy,
-    readonly maxAttempts: number,
     public queueTid: string,
-    readonly payloadRefersToEnv: boolean,
+    private readonly group: GroupShared,
+    private readonly index: number,
   ) {}
 
   get scheduledFor(): Date {
@@ -433,12 +448,36 @@ class GroupRun implements ClaimedRun {
   }
 
   get scheduleName(): string {
-    return this.names.at(this.index);
+    return this.group.name(this.index);
   }
 
   // Parsed per run, so no two handlers share (and could change) one payload object.
   get payload(): unknown {
-    return (this.parsedPayload ??= JSON.parse(this.payloadJson));
+    return (this.parsedPayload ??= JSON.parse(this.group.payloadJson));
+  }
+
+  get handler(): string {
+    return this.group.handler;
+  }
+
+  get leaseSeconds(): number {
+    return this.group.leaseSeconds;
+  }
+
+  get origin(): ClaimedRun["origin"] {
+    return this.group.origin;
+  }
+
+  get retry(): RetryPolicy {
+    return this.group.retry;
+  }
+
+  get maxAttempts(): number {
+    return this.group.maxAttempts;
+  }
+
+  get payloadRefersToEnv(): boolean {
+    return this.group.payloadRefersToEnv;
   }
 }
 
@@ -456,31 +495,16 @@ function toClaimed(groups: Group[]): Claimed {
     }
     const tids = g.tids!.split(";");
     if (n.length !== tids.length * 4) throw new Error(`claim: a group of ${tids.length} tids came with ${n.length / 4} runs`);
-    const names = new GroupNames(g.names);
-    // jsonb prints a key as it is: a reference would read "$env" in the text.
-    const refersToEnv = g.payload!.includes('"$env"');
-    // Shared by the group's runs: nothing downstream changes a retry policy.
-    const retry: RetryPolicy = Object.freeze({ maxAttempts: g.retry_max_attempts!, baseSeconds: g.retry_base_seconds!, capSeconds: g.retry_cap_seconds! });
-    for (let i = 0; i < tids.length; i++) {
-      claimed.push(
-        new GroupRun(
-          n[4 * i],
-          n[4 * i + 1],
-          names,
-          i,
-          g.handler!,
-          g.payload!,
-          n[4 * i + 2],
-          n[4 * i + 3],
-          g.lease_seconds!,
-          g.origin!,
-          retry,
-          g.max_attempts!,
-          tids[i],
-          refersToEnv,
-        ),
-      );
-    }
+    const group = new GroupShared(
+      g.handler!,
+      g.payload!,
+      g.lease_seconds!,
+      g.origin!,
+      g.max_attempts!,
+      { maxAttempts: g.retry_max_attempts!, baseSeconds: g.retry_base_seconds!, capSeconds: g.retry_cap_seconds! },
+      g.names,
+    );
+    for (let i = 0; i < tids.length; i++) claimed.push(new GroupRun(n[4 * i], n[4 * i + 1], n[4 * i + 2], n[4 * i + 3], tids[i], group, i));
   }
   return { claimed, settled, exclusiveFound: 0 };
 }
