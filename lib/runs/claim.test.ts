@@ -6,6 +6,11 @@ import { insertRuns, insertSchedule, readAttempts, readRun, slots } from "../../
 import { claimRuns, claimRunsDetailed } from "./claim";
 import { finishRuns } from "./finish";
 import { heartbeatRuns } from "./lease";
+import { defineHandler } from "../handlers/types";
+import { createLogger } from "../log";
+import { runAttempt } from "../../worker/attempt";
+import { AttemptAbort } from "../../worker/attempt-abort";
+import { createHandlerRegistry } from "../../worker/handlers/registry";
 
 let t: TestDatabase;
 const T0 = new Date("2030-01-01T10:00:00Z");
@@ -181,6 +186,26 @@ describe("overlap in the claim", () => {
     // Runs that share settings share nothing a handler could change.
     const [a, b] = claimed.filter((c) => ids.get(c.id)!.name === "alpha one");
     expect(a.payload).not.toBe(b.payload);
+  });
+
+  it("a claimed payload that may name an environment variable is resolved before the handler runs; others when the handler reads them", async () => {
+    const withRef = await insertSchedule(t.pool, { name: "with-ref", payload: { token: { $env: "SK_TEST_CLAIM_UNSET" } } });
+    const plain = await insertSchedule(t.pool, { name: "plain", payload: { to: ["x", { n: 1 }] } });
+    await insertRuns(t.pool, withRef, [{ scheduledFor: T0 }]);
+    await insertRuns(t.pool, plain, [{ scheduledFor: T0 }]);
+    const claimed = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
+    const byName = new Map(claimed.map((c) => [c.scheduleName, c]));
+    expect(byName.get("with-ref")!.payloadRefersToEnv).toBe(true);
+    expect(byName.get("plain")!.payloadRefersToEnv).toBe(false);
+    const seen: unknown[] = [];
+    const registry = createHandlerRegistry([defineHandler({ name: "noop", idempotent: true, description: "", run: (ctx) => void seen.push(ctx.payload) })]);
+    const deps = { registry, workerId: "w", log: createLogger("test", "silent") };
+    // The handler never reads this payload, and the attempt still fails on the unset variable.
+    const ignoring = createHandlerRegistry([defineHandler({ name: "noop", idempotent: true, description: "", run: () => undefined })]);
+    const failed = await runAttempt(byName.get("with-ref")!, { ...deps, registry: ignoring }, new AttemptAbort());
+    expect(failed).toMatchObject({ outcome: "failed", error: expect.stringMatching(/SK_TEST_CLAIM_UNSET/) });
+    expect(await runAttempt(byName.get("plain")!, deps, new AttemptAbort())).toMatchObject({ outcome: "succeeded" });
+    expect(seen).toEqual([{ to: ["x", { n: 1 }] }]);
   });
 
   it("claims inside a Drizzle transaction on the transaction's connection", async () => {
