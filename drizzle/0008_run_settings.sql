@@ -15,11 +15,19 @@ CREATE TABLE "run_settings" (
 );
 --> statement-breakpoint
 -- The payload by its digest: jsonb prints one way for one value, and a large payload would not fit
--- an index entry.
-CREATE UNIQUE INDEX "run_settings_key" ON "run_settings" USING btree ("handler","retry_max_attempts","retry_base_seconds","retry_cap_seconds",sha256("payload"::text::bytea));--> statement-breakpoint
+-- an index entry. Through convert_to, not a cast to bytea: text::bytea reads the text as bytea's
+-- escape syntax, and a payload holding a backslash (any JSON string with a quote in it) failed.
+-- convert_to is only STABLE (it depends on the database's encoding, which a database never
+-- changes), so this wrapper says IMMUTABLE for the index to accept it.
+CREATE FUNCTION "sk_payload_digest"(payload jsonb) RETURNS bytea LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+  AS $$ SELECT sha256(convert_to(payload::text, 'UTF8')) $$;
+--> statement-breakpoint
+CREATE UNIQUE INDEX "run_settings_key" ON "run_settings" USING btree ("handler","retry_max_attempts","retry_base_seconds","retry_cap_seconds",sk_payload_digest("payload"));--> statement-breakpoint
 -- The row for these settings, made if there is none. Read first, so the common case (settings some
 -- schedule already has) writes nothing; the insert then the second read cover a concurrent writer
 -- of the same settings (its insert commits first: ours conflicts and does nothing, the read sees it).
+-- The read compares the payload itself too: two payloads with one digest would make the write fail
+-- rather than hand one schedule the other's payload.
 CREATE FUNCTION "sk_settings_id"(p_handler text, p_payload jsonb, p_max int, p_base int, p_cap int) RETURNS bigint LANGUAGE plpgsql AS $$
 DECLARE
   found bigint;
@@ -27,7 +35,7 @@ BEGIN
   FOR i IN 1..2 LOOP
     SELECT id INTO found FROM run_settings
       WHERE handler = p_handler AND retry_max_attempts = p_max AND retry_base_seconds = p_base AND retry_cap_seconds = p_cap
-        AND sha256(payload::text::bytea) = sha256(p_payload::text::bytea);
+        AND sk_payload_digest(payload) = sk_payload_digest(p_payload) AND payload = p_payload;
     IF found IS NOT NULL THEN
       RETURN found;
     END IF;

@@ -162,7 +162,8 @@ export const runs = pgTable(
  * them: at the top of the hour hundreds of thousands of runs name one row. Rows are never changed
  * (an edit of a schedule points it at another row, made if need be) and never deleted, so a worker
  * may hold on to what it read, and queue rows need no foreign key (no check per queued run).
- * Unique on the settings themselves, the payload by its SHA-256 (a jsonb can outgrow an index entry).
+ * Unique on the settings themselves, the payload by its SHA-256 (sk_payload_digest; a jsonb can outgrow an
+ * index entry).
  */
 export const runSettings = pgTable(
   "run_settings",
@@ -174,7 +175,7 @@ export const runSettings = pgTable(
     retryBaseSeconds: integer("retry_base_seconds").notNull(),
     retryCapSeconds: integer("retry_cap_seconds").notNull(),
   },
-  (t) => [uniqueIndex("run_settings_key").on(t.handler, t.retryMaxAttempts, t.retryBaseSeconds, t.retryCapSeconds, sql`sha256(${t.payload}::text::bytea)`)],
+  (t) => [uniqueIndex("run_settings_key").on(t.handler, t.retryMaxAttempts, t.retryBaseSeconds, t.retryCapSeconds, sql`sk_payload_digest(${t.payload})`)],
 );
 
 /**

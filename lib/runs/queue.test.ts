@@ -193,6 +193,15 @@ describe("run_queue beside runs", () => {
     ]);
   });
 
+  it("a payload with quotes, backslashes and non-ASCII text gets its settings row and is handed out as stored", async () => {
+    const payload = { q: 'a"b\\c', path: "C:\\tmp\\x", s: "żółw ✓", n: [1.5, null, { "": "empty key" }] };
+    const s = await makeSchedule(t.db, { name: "odd-payload", payload });
+    await makeRun(t.db, { scheduleId: s.id });
+    const [run] = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
+    expect(run.payload).toEqual(payload);
+    await consistent();
+  });
+
   it("inserts and deletes by any writer keep the queue whole: direct SQL, a schedule's cascade, TRUNCATE", async () => {
     const s = await makeSchedule(t.db, { name: "gone" });
     const ids = (
