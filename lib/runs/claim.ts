@@ -1,6 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { intArray, prepare, runPrepared } from "../db/prepared";
+import { jsonMayReferToEnv } from "../security/mask";
 import type { RetryPolicy } from "./backoff";
 
 /** A run this worker now holds: everything needed to call its handler and to fence its writes. */
@@ -401,7 +402,6 @@ class GroupShared {
   private parsedNames: string[] | undefined = undefined;
   /** Shared by the group's runs: nothing downstream changes a retry policy. */
   readonly retry: RetryPolicy;
-  /** jsonb prints a key as it is: a reference would read "$env" in the text. */
   readonly payloadRefersToEnv: boolean;
 
   constructor(
@@ -414,7 +414,7 @@ class GroupShared {
     private readonly namesJson: string,
   ) {
     this.retry = Object.freeze(retry);
-    this.payloadRefersToEnv = payloadJson.includes('"$env"');
+    this.payloadRefersToEnv = jsonMayReferToEnv(payloadJson);
   }
 
   name(i: number): string {

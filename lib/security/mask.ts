@@ -73,6 +73,16 @@ export function refuseMaskedPayload(payload: unknown): void {
 }
 
 /**
+ * Whether a payload's JSON text may hold a `{ "$env": NAME }` reference: false means it certainly
+ * holds none, so resolveEnvRefs would return it unchanged and the worker may parse it only when a
+ * handler reads it. The text is PostgreSQL's jsonb output, which prints every key as it is (no
+ * escapes in "$env"); any other text that names "$env" counts as a possible reference.
+ */
+export function jsonMayReferToEnv(json: string): boolean {
+  return json.includes('"$env"');
+}
+
+/**
  * Replace every `{ "$env": "NAME" }` with the named environment variable's value, for the worker
  * right before it calls a handler. A missing variable is an error naming it.
  */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { contentSecurityPolicy } from "./csp";
 import { checkMutationRequest } from "./csrf";
-import { containsMask, MASK, maskSecrets, resolveEnvRefs, restoreMasked } from "./mask";
+import { containsMask, jsonMayReferToEnv, MASK, maskSecrets, resolveEnvRefs, restoreMasked } from "./mask";
 
 const post = (headers: Record<string, string>, body?: string) => new Request("http://localhost:3000/api/schedules/x/pause", { method: "POST", headers, body });
 const check = (r: Request, credential: "bearer" | "cookie" | "loopback") => () => checkMutationRequest(r, credential, { trustProxy: false });
@@ -73,6 +73,12 @@ describe("masking secrets", () => {
   it("resolves env references for the worker only", () => {
     expect(resolveEnvRefs({ a: { $env: "X" }, b: [{ $env: "X" }] }, { X: "v" })).toEqual({ a: "v", b: ["v"] });
     expect(() => resolveEnvRefs({ a: { $env: "MISSING" } }, {})).toThrow(/MISSING/);
+  });
+
+  it("tells from a payload's JSON text whether it may hold an env reference", () => {
+    // "$env" as a plain value counts too: the check may say yes to a payload holding none, never no to one holding some.
+    for (const payload of [{ a: { $env: "X" } }, [1, { b: [{ $env: "Y" }] }], { note: "$env" }]) expect(jsonMayReferToEnv(JSON.stringify(payload))).toBe(true);
+    for (const payload of [{}, { $envelope: 1 }, { env: "X" }, [null, "x"]]) expect(jsonMayReferToEnv(JSON.stringify(payload))).toBe(false);
   });
 
   it("leaves the stored payload unchanged and copies only what held a reference", () => {
