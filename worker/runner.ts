@@ -4,6 +4,7 @@ import type { Logger } from "../lib/log";
 import { claimRunsDetailed, type ClaimedRun } from "../lib/runs/claim";
 import { finishRuns, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
+import { nextDueInMs } from "../lib/runs/next-due";
 import { runAttempt, type AttemptDeps } from "./attempt";
 import { AttemptAbort, AttemptAborted, type AbortKind } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
@@ -248,6 +249,14 @@ export function createRunner(o: RunnerOptions) {
       const full = claimed.length + settled.length >= limit;
       if (full) lastFullClaimAt = performance.now();
       return full;
+    },
+
+    /** Milliseconds until the next pending run in this worker's partitions comes due; null when none is ahead or no slot is free. */
+    async nextDueInMs(): Promise<number | null> {
+      if (inFlight.size >= o.concurrency) return null;
+      const parts = o.partitions();
+      if (parts !== null && parts.length === 0) return null;
+      return nextDueInMs(o.db, parts);
     },
 
     /**

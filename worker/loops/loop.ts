@@ -4,8 +4,11 @@ import type { Logger } from "../../lib/log";
 export type LoopOptions = {
   name: string;
   intervalMs: number;
-  /** One pass. Returns true when it did work and the next pass should come at once. */
-  run: (signal: AbortSignal) => Promise<boolean | void>;
+  /**
+   * One pass. Returns true when it did work and the next pass should come at once, or a number of
+   * ms when the next pass should come sooner than the interval (it knows when work comes due).
+   */
+  run: (signal: AbortSignal) => Promise<boolean | number | void>;
   log: Logger;
   /** Upper bound of the delay after consecutive failures. */
   maxBackoffMs?: number;
@@ -32,9 +35,9 @@ export function startLoop(opts: LoopOptions): Loop {
 
   const done = (async () => {
     while (!controller.signal.aborted) {
-      let busy = false;
+      let next: boolean | number | void = undefined;
       try {
-        busy = (await opts.run(controller.signal)) === true;
+        next = await opts.run(controller.signal);
         if (contiguousErrors > 0) opts.log.info({ event: `${opts.name}:recovered`, after: contiguousErrors });
         contiguousErrors = 0;
       } catch (err) {
@@ -42,7 +45,14 @@ export function startLoop(opts: LoopOptions): Loop {
         opts.log.error({ event: `${opts.name}:error`, err, contiguousErrors });
       }
       if (controller.signal.aborted) break;
-      const delay = contiguousErrors > 0 ? Math.min(maxBackoff, opts.intervalMs * 2 ** Math.min(contiguousErrors, 10)) : busy ? 0 : opts.intervalMs;
+      const delay =
+        contiguousErrors > 0
+          ? Math.min(maxBackoff, opts.intervalMs * 2 ** Math.min(contiguousErrors, 10))
+          : next === true
+            ? 0
+            : typeof next === "number"
+              ? Math.max(1, Math.min(next, opts.intervalMs))
+              : opts.intervalMs;
       if (delay > 0) await sleep(delay);
       else await new Promise((r) => setImmediate(r));
     }
