@@ -157,12 +157,25 @@ export function createRunner(o: RunnerOptions) {
     scheduleFlush(0);
   }
 
-  // A batch of results finishing in one tick schedules one flush, not one timer per result.
+  // A batch of results finishing in one tick schedules one flush, not one timer per result. "At
+  // once" is setImmediate, which runs after every callback of this turn of the event loop (so it
+  // still gathers the batch) but not a timer's 1 ms later: between two finishes of a spike that
+  // millisecond was on the path of every batch.
   let flushAt = Infinity;
+  let flushSoon: NodeJS.Immediate | undefined;
   function scheduleFlush(delayMs: number) {
-    if (flushing) return;
-    // "At once" needs no clock read: a flush already due at once covers every later result.
-    const at = delayMs === 0 ? -Infinity : performance.now() + delayMs;
+    if (flushing || flushSoon !== undefined) return;
+    if (delayMs === 0) {
+      clearTimeout(flushRetryTimer);
+      flushRetryTimer = undefined;
+      flushAt = Infinity;
+      flushSoon = setImmediate(() => {
+        flushSoon = undefined;
+        void flush();
+      });
+      return;
+    }
+    const at = performance.now() + delayMs;
     if (flushRetryTimer !== undefined && flushAt <= at) return;
     clearTimeout(flushRetryTimer);
     flushAt = at;

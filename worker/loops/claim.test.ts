@@ -44,7 +44,8 @@ describe("the claim loop", () => {
     const loop = startClaimLoop({ runner: runner(), pollIntervalMs: 10_000, log });
     try {
       await waitForRun(t.pool, id, (r) => r.state === "done", 5_000);
-      const started = (await readRun(t.pool, id)).started_at!.getTime();
+      const { rows } = await t.pool.query<{ started_at: Date }>("SELECT started_at FROM runs WHERE id = $1", [id]);
+      const started = rows[0].started_at.getTime();
       expect(started).toBeGreaterThanOrEqual(T0.getTime());
       expect(started - T0.getTime()).toBeLessThan(1_000);
     } finally {
