@@ -27,7 +27,11 @@ export type SpikeReport = {
   materialise: { slots: number; seconds: number; slotsPerSecond: number };
   /** The first alert pass over every schedule, from when the bench first saw its lock (so at least this long; null when it was over unseen). */
   alertPassSecondsAtLeast: number | null;
-  spike: SpikeStats & { statements: StatementUse[] | null; attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
+  spike: SpikeStats & {
+    statements: StatementUse[] | null;
+    /** Each worker's share: its runs and its first and last start after the due instant (it claims only in its partitions, so the last to finish sets the spike's end). */
+    byWorker: { worker: string; runs: number; firstStartSeconds: number; lastStartSeconds: number }[];
+    attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
   /** Seconds and runs/s from the first start to the last finish; firstStartAfterSeconds and the *FromDue pair count from the due instant. */
   steady: { runs: number; seconds: number; runsPerSecond: number; firstStartAfterSeconds: number; secondsFromDue: number; runsPerSecondFromDue: number };
   heartbeatHot: HotReport;
@@ -168,6 +172,12 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
     const server = await sincePhase(pool, mark, stats.runs);
     const statements = statementsBetween(statementsBefore, await statementsSnapshot(pool));
+    const { rows: byWorker } = await pool.query<{ worker: string; runs: number; first: number; last: number }>(
+      `SELECT worker_id AS worker, count(*)::int AS runs, extract(epoch FROM min(started_at) - $1::timestamptz)::float8 AS first,
+              extract(epoch FROM max(started_at) - $1::timestamptz)::float8 AS last
+       FROM runs WHERE scheduled_for = $1 GROUP BY worker_id ORDER BY worker_id`,
+      [BENCH_DUE],
+    );
     const { rows: extra } = await pool.query<{ attempts: number; attempt_rows: number; size: number }>(
       `SELECT (SELECT count(*)::int FROM run_attempts) AS attempts, (SELECT count(*)::int FROM attempts) AS attempt_rows, pg_database_size(current_database()) / 1048576.0 AS size`,
     );
@@ -213,7 +223,12 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
       heartbeatHot,
       materialise: mat,
       alertPassSecondsAtLeast,
-      spike: { ...stats, ...server, statements, attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
+      spike: {
+        ...stats,
+        ...server,
+        statements,
+        byWorker: byWorker.map((w) => ({ worker: w.worker, runs: w.runs, firstStartSeconds: Math.round(w.first * 1000) / 1000, lastStartSeconds: Math.round(w.last * 1000) / 1000 })),
+        attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: {
         runs: st[0].n,
         seconds: Math.round(st[0].secs * 1000) / 1000,
