@@ -39,6 +39,62 @@ export function sampleRss(procs: Proc[], everyMs = 100): () => void {
   };
 }
 
+/** User plus system CPU seconds a process has used so far (0 once it is gone). */
+function cpuSecondsOf(pid: number): number {
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ");
+    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+
+// Linux's USER_HZ, what /proc/<pid>/stat counts in: 100 on every architecture Node runs on.
+const CLOCK_TICKS = 100;
+
+/** Every PostgreSQL process on this machine (backends, WAL writer, checkpointer…); empty when the server is elsewhere. */
+function postgresPids(): number[] {
+  let names: string[];
+  try {
+    names = fs.readdirSync("/proc");
+  } catch {
+    return [];
+  }
+  const out: number[] = [];
+  for (const n of names) {
+    if (!/^\d+$/.test(n)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${n}/comm`, "utf8").trim() === "postgres") out.push(Number(n));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** CPU is counted from this long before a spike's due instant, so the idle wait before it (polls of an empty queue) stays out. */
+export const CPU_LEAD_MS = 50;
+
+/** CPU used in a phase, per run: by PostgreSQL on this machine and by the phase's worker processes. */
+export type CpuPerRun = { databaseMicros: number | null; workersMicros: number };
+
+/**
+ * Start counting CPU for a phase; the returned function, called at its end, gives microseconds
+ * per run. The database's part is null when no PostgreSQL process runs here (a remote server).
+ * Per-process counters, so a process that exits during the phase loses its part (the phase's
+ * backends and workers live through it).
+ */
+export function countCpu(workers: Proc[]): (runs: number) => CpuPerRun {
+  const pg = postgresPids();
+  const before = new Map([...pg, ...workers.map((w) => w.pid)].map((pid) => [pid, cpuSecondsOf(pid)]));
+  return (runs) => {
+    const used = (pids: number[]) => pids.reduce((sum, pid) => sum + Math.max(0, cpuSecondsOf(pid) - (before.get(pid) ?? 0)), 0);
+    const micros = (seconds: number) => Math.round((seconds * 1e7) / Math.max(1, runs)) / 10;
+    return { databaseMicros: pg.length > 0 ? micros(used(pg)) : null, workersMicros: micros(used(workers.map((w) => w.pid))) };
+  };
+}
+
 /** SIGTERM each process and wait for it (SIGKILL after `graceMs`). */
 export async function stopAll(procs: Proc[], graceMs = 15_000): Promise<void> {
   for (const p of procs) p.child.kill("SIGTERM");

@@ -1,7 +1,7 @@
 // The raw ceiling: the same spike through the article's bare claim query (scripts/bench/raw-worker.ts).
 import path from "node:path";
 import type pg from "pg";
-import { DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor } from "./procs";
+import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor, type CpuPerRun } from "./procs";
 import { checkpointBeforePhase, markPhase, sincePhase, spikeStats, type SpikeStats } from "./stats";
 
 export type RawOptions = { url: string; schedules: number; workers: number; batch: number; loopsPerWorker: number };
@@ -10,7 +10,7 @@ export type RawOptions = { url: string; schedules: number; workers: number; batc
  * Load S rows due at one instant T (far enough ahead that the insert has committed and the workers
  * are polling), let W raw workers drain them, and measure from T.
  */
-export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeStats & { peakWorkerRssMb: number[] }> {
+export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeStats & { peakWorkerRssMb: number[]; cpuPerRun: CpuPerRun }> {
   await pool.query(`DROP TABLE IF EXISTS raw_runs`);
   await pool.query(`CREATE TABLE raw_runs (
     id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -49,14 +49,21 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeSt
     await pool.query(`ANALYZE raw_runs`);
     await checkpointBeforePhase(pool);
     const mark = await markPhase(pool);
-    const { rows: late } = await pool.query<{ late: boolean }>(`SELECT now() > $1 AS late`, [due]);
+    const { rows: late } = await pool.query<{ late: boolean; wait_ms: number }>(
+      `SELECT now() > $1 AS late, greatest(0, extract(epoch FROM $1::timestamptz - clock_timestamp()) * 1000 - ${CPU_LEAD_MS})::float8 AS wait_ms`,
+      [due],
+    );
     if (late[0].late) console.error("bench: raw rows committed (and checkpointed) after their due instant; lateness is inflated");
+    // CPU is counted from just before the due instant: the lead time is seconds of empty polls.
+    await new Promise((r) => setTimeout(r, late[0].wait_ms));
+    const cpu = countCpu(procs);
     await waitFor("raw spike to drain", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'pending' LIMIT 1`)).rowCount === 0, 600_000, DRAIN_POLL_MS);
     await waitFor("raw leases to finish", async () => (await pool.query(`SELECT 1 FROM raw_runs WHERE state = 'leased' LIMIT 1`)).rowCount === 0, 60_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM raw_runs`, due);
+    const cpuPerRun = cpu(stats.runs);
     const server = await sincePhase(pool, mark, stats.runs);
     stopRss();
-    return { ...stats, ...server, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
+    return { ...stats, ...server, cpuPerRun, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
   } finally {
     stopRss();
     await stopAll(procs);

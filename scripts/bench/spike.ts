@@ -7,7 +7,7 @@ import { tickOnce } from "../../lib/runs/tick";
 import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
-import { DRAIN_POLL_MS, readRssMb, sampleRss, startNode, stopAll, waitFor, type Proc } from "./procs";
+import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, readRssMb, sampleRss, startNode, stopAll, waitFor, type CpuPerRun, type Proc } from "./procs";
 import { checkpointBeforePhase, markPhase, sincePhase, spikeStats, statementsBetween, statementsSnapshot, type SpikeStats, type StatementUse } from "./stats";
 
 export type SpikeOptions = {
@@ -29,6 +29,8 @@ export type SpikeReport = {
   alertPassSecondsAtLeast: number | null;
   spike: SpikeStats & {
     statements: StatementUse[] | null;
+    /** CPU per run in the phase: PostgreSQL on this machine (null when elsewhere) and the workers. */
+    cpuPerRun: CpuPerRun;
     /** Each worker's share: its runs and its first and last start after the due instant (it claims only in its partitions, so the last to finish sets the spike's end). */
     byWorker: { worker: string; runs: number; firstStartSeconds: number; lastStartSeconds: number }[];
     attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
@@ -168,8 +170,11 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     const statementsBefore = await statementsSnapshot(pool);
     // Let the clock run from one second before the slot: the due instant arrives in real time.
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() - 1_000));
+    await new Promise((r) => setTimeout(r, 1_000 - CPU_LEAD_MS));
+    const cpu = countCpu(procs);
     await waitFor("spike to drain", () => drained(pool), 600_000, DRAIN_POLL_MS);
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
+    const cpuPerRun = cpu(stats.runs);
     const server = await sincePhase(pool, mark, stats.runs);
     const statements = statementsBetween(statementsBefore, await statementsSnapshot(pool));
     const { rows: byWorker } = await pool.query<{ worker: string; runs: number; first: number; last: number }>(
@@ -227,6 +232,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
         ...stats,
         ...server,
         statements,
+        cpuPerRun,
         byWorker: byWorker.map((w) => ({ worker: w.worker, runs: w.runs, firstStartSeconds: Math.round(w.first * 1000) / 1000, lastStartSeconds: Math.round(w.last * 1000) / 1000 })),
         attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
       steady: {
