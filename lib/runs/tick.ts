@@ -92,8 +92,9 @@ let rotation = 0;
  * every held partition and, written in schedule order, each page of runs ends up with a few runs
  * of each partition rather than a few dozen of one. That is what lets the finish be a HOT update:
  * a finish rewrites the runs of one claim, which all come from one partition, and a page has room
- * (fillfactor 80) for the new versions of a few of its rows, not of all of them (measured on a
- * 200,000-run drain: 22 % HOT with one partition per page, see the README).
+ * (fillfactor 65, drizzle/0009) for the new versions of some of its rows before a prune, not of all
+ * of them (measured on a 200,000-run drain at fillfactor 80: 22 % HOT with one partition per page,
+ * see the README).
  */
 function selectDue(opts: TickOptions, batchSize: number, perPartition: number): SQL {
   const columns = sql`s.id, s.partition, s.cron, s.every_seconds, s.timezone, s.catch_up, s.max_lateness_seconds,
