@@ -52,6 +52,8 @@ export async function startStack(): Promise<Stack> {
     DATABASE_URL: databaseUrl,
     PORT: String(port),
     SLOTKEEPER_POLL_INTERVAL_MS: "250",
+    // The specs' receivers listen on loopback, which the outbound address policy refuses unless opened.
+    SLOTKEEPER_OUTBOUND_ALLOW: "127.0.0.1,::1,localhost",
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn",
   };
   const children: ChildProcess[] = [];

@@ -10,6 +10,9 @@ import { sendToChannel, type SendContext } from "./send";
 import { parseSmtpUrl } from "./smtp";
 import { insertRun, insertSchedule, startReceiver } from "./testing";
 
+// The receivers below listen on loopback, which the outbound address policy refuses unless opened.
+process.env.SLOTKEEPER_OUTBOUND_ALLOW = "127.0.0.1,::1,localhost";
+
 let t: TestDatabase;
 let ok: Awaited<ReturnType<typeof startReceiver>>;
 let broken: Awaited<ReturnType<typeof startReceiver>>;

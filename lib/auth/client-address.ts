@@ -12,6 +12,20 @@ export const PEER_HEADER = "x-slotkeeper-peer";
 /** The X-Forwarded-For the request arrived with (before Next adds its own), stamped by the hook. */
 export const FORWARDED_HEADER = "x-slotkeeper-forwarded-for";
 
+/**
+ * The header every request Slotkeeper itself sends carries (lib/security/outbound-request.ts sets
+ * it after the caller's headers, so a schedule's payload cannot remove it). A marked request is
+ * never the local operator, whatever address it comes from: a schedule or channel pointed at the
+ * console's own API must not act as the person at this machine. Anyone may send it; it only takes
+ * privilege away.
+ */
+export const OUTBOUND_MARKER = "slotkeeper-outbound";
+
+/** Why a marked request is refused as the local operator. */
+export const OUTBOUND_REFUSAL =
+  "the request was sent by Slotkeeper itself (an http schedule or an alert channel), and Slotkeeper's own requests never act as the local operator; " +
+  "send an API token in its Authorization header if a schedule must call this API";
+
 export type ClientAddress = {
   /** The client's IP address, or null when it cannot be known (in-process calls, missing hook). */
   address: string | null;
@@ -52,6 +66,7 @@ function insideNextServer(): boolean {
  */
 export function clientAddress(headers: Headers, opts: { trustProxy: boolean; insideServer?: boolean }): ClientAddress {
   const peer = headers.get(PEER_HEADER);
+  if (headers.has(OUTBOUND_MARKER)) return { address: peer ? normalizeAddress(peer) : null, loopback: false, reason: OUTBOUND_REFUSAL };
   if (!peer) {
     if (opts.insideServer ?? insideNextServer()) return { address: null, loopback: false, reason: "the client address is unknown (the peer hook in instrumentation.ts did not run)" };
     // A handler called in-process (tests, scripts) has no network peer at all.

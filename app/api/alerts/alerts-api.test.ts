@@ -6,6 +6,9 @@ import { insertRun, insertSchedule, startReceiver } from "@/lib/alerts/testing";
 import { setClock } from "@/lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
 
+// The receivers below listen on loopback, which the outbound address policy refuses unless opened.
+process.env.SLOTKEEPER_OUTBOUND_ALLOW = "127.0.0.1,::1,localhost";
+
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 let t: TestDatabase;
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
