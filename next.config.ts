@@ -16,6 +16,9 @@ const nextConfig: NextConfig = {
     return [
       { source: "/:path*", headers: SECURITY_HEADERS },
       { source: "/api/:path*", headers: [{ key: "Content-Security-Policy", value: API_CSP }] },
+      // Scripts, styles and images are not documents, so a policy there changes nothing — but every response carries one.
+      { source: "/_next/:path*", headers: [{ key: "Content-Security-Policy", value: API_CSP }] },
+      { source: "/favicon.ico", headers: [{ key: "Content-Security-Policy", value: API_CSP }] },
     ];
   },
 };
