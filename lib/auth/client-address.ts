@@ -7,6 +7,8 @@
  * FORWARDED_HEADER. This module turns those facts into a decision.
  */
 
+import ipaddr from "ipaddr.js";
+
 /** The socket's remote address, stamped by the peer hook; a client cannot set it. */
 export const PEER_HEADER = "x-slotkeeper-peer";
 /** The X-Forwarded-For the request arrived with (before Next adds its own), stamped by the hook. */
@@ -41,10 +43,13 @@ export function normalizeAddress(a: string): string {
   return t.toLowerCase().startsWith("::ffff:") && t.includes(".") ? t.slice(7) : t.toLowerCase();
 }
 
-/** Whether an IP address belongs to the loopback interface (127.0.0.0/8 or ::1). */
+/** Whether an IP address (socket or Host spelling) belongs to the loopback interface: 127.0.0.0/8, ::1, or either mapped. Parsed by ipaddr.js. */
 export function isLoopbackAddress(a: string): boolean {
-  const n = normalizeAddress(a);
-  return n === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(n);
+  const t = a.trim().replace(/^\[|\]$/g, "");
+  // Only strict spellings: a Host header of "127.1" or "0x7f.1" is a name to us, as it is to DNS.
+  if (!ipaddr.IPv6.isValid(t) && !ipaddr.IPv4.isValidFourPartDecimal(t)) return false;
+  const parsed = ipaddr.process(t);
+  return parsed.range() === "loopback";
 }
 
 /** Whether a Host header names this machine's loopback (localhost, *.localhost, 127.x, [::1]). */
