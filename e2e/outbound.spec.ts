@@ -93,6 +93,21 @@ test("default install: a schedule pointed at the console's own API fails naming 
   }
 });
 
+test("default install: a channel's Send test says why the policy refused it", async ({ page, request }) => {
+  const base = defaultInstall!.baseURL;
+  const made = await request.post(`${base}/api/alerts/channels`, { data: { name: `self-hook-${suffix}`, kind: "webhook", config: { url: `${base}/api/schedules` } } });
+  expect(made.status()).toBe(201);
+  const { channel } = (await made.json()) as { channel: { id: number } };
+  const tested = (await (await request.post(`${base}/api/alerts/channels/${channel.id}/test`, { data: {} })).json()) as { ok: boolean; error: string };
+  expect(tested.ok).toBe(false);
+  expect(tested.error).toMatch(/outbound address policy: 127\.0\.0\.1 is a loopback address.*SLOTKEEPER_OUTBOUND_ALLOW/);
+  await page.goto(`${base}/alerts`);
+  const row = page.getByTestId("channel-row").filter({ hasText: `self-hook-${suffix}` });
+  await row.getByTestId("channel-test").click();
+  await expect(page.getByTestId("channel-test-result")).toContainText("outbound address policy");
+  await expect(page.getByTestId("channel-test-result")).toContainText("SLOTKEEPER_OUTBOUND_ALLOW");
+});
+
 test("with loopback opened on purpose (SLOTKEEPER_OUTBOUND_ALLOW=127.0.0.1…), the call arrives but is never the local operator", async ({ request, sql }) => {
   // The global stack's workers run with SLOTKEEPER_OUTBOUND_ALLOW=127.0.0.1,::1,localhost.
   const base = stackInfo().baseURL;
