@@ -4,21 +4,14 @@
 // versions that finish left cannot be pruned yet. Alone (vitest.config.mts): a parallel suite's
 // connections hold snapshots of their own, which this test wants to control.
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { claimRuns } from "./claim";
 import { finishRuns } from "./finish";
 import { tickOnce } from "./tick";
 
-let t: TestDatabase;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
+const t = setupTestDatabase();
 
 const SLOT = new Date("2030-01-01T10:00:00Z");
 const PARTITIONS = 16;
@@ -26,7 +19,6 @@ const page = (tid: string) => tid.slice(1, tid.indexOf(","));
 
 describe("finishRuns on the top of the hour", () => {
   it("keeps the runs of six partitions of sixteen on their pages with no prune in between (fillfactor)", async () => {
-    await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
     await t.pool.query(
       `INSERT INTO schedules (name, handler, cron, timezone, catch_up, next_slot_at, partition)
        SELECT 'hourly-' || g, 'noop', '0 * * * *', 'UTC', 'latest', $1, mod(g, $2) FROM generate_series(1, 4800) g`,

@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { beforeAll, expect, it } from "vitest";
+import { setupTestDatabase } from "../testing/db";
+import { makeSchedule } from "../testing/factories";
 import { getRunDetail, listRuns, parseRunQuery } from "./history";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 2, reset: false });
 let a: number;
 let b: number;
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 2 });
-  const s = await t.pool.query<{ id: number }>(
-    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('a', 'noop', 60, now(), 0), ('b', 'noop', 60, now(), 0) RETURNING id`,
-  );
-  [a, b] = s.rows.map((r) => Number(r.id));
-  // 25 slots each; microsecond slots make sure the cursor keeps full precision.
+  [a, b] = [(await makeSchedule(t.db, { name: "a" })).id, (await makeSchedule(t.db, { name: "b" })).id];
+  // 25 slots each; microsecond slots (which a JS Date cannot hold) make sure the cursor keeps full precision.
   await t.pool.query(
     `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts)
      SELECT s.id, 0, timestamptz '2030-01-01T10:00:00.000001Z' + g * interval '1 minute', timestamptz '2030-01-01' , timestamptz '2030-01-01',
@@ -19,9 +16,6 @@ beforeAll(async () => {
      FROM unnest($1::bigint[]) s(id), generate_series(0, 24) g`,
     [[a, b]],
   );
-});
-afterAll(async () => {
-  await t?.drop();
 });
 
 it("pages a schedule's history newest first without gaps or repeats", async () => {

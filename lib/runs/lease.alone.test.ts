@@ -3,25 +3,14 @@
 // claimed batch, round after round, on a real table. Alone (vitest.config.mts): a prune needs no
 // other snapshot older than the last wave and no other pin on the page, which a parallel suite's
 // connections and checkpoints break often enough to fail it (156 of 600 moved once in CI's load).
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { makeSchedule } from "../testing/factories";
 import { claimRuns } from "./claim";
 import { heartbeatRuns, renewalWaves } from "./lease";
 
-let t: TestDatabase;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
-  await setClock(t.pool, new Date("2030-01-01T10:00:00Z"));
-});
+const t = setupTestDatabase({ clock: "2030-01-01T10:00:00Z" });
 
 const page = (tid: string) => tid.slice(1, tid.indexOf(","));
 
