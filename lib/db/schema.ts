@@ -406,7 +406,7 @@ export const cluster = pgTable(
     partitions: integer("partitions").notNull().default(16),
     /**
      * When a worker last looked for expired run leases (sk_now()): one look per poll interval for
-     * the whole cluster, not one per worker (lib/runs/claim.ts, the rescue's gate).
+     * the whole cluster, not one per worker (lib/runs/claim/rescue.ts, the gate).
      */
     rescuedAt: timestamp("rescued_at", { withTimezone: true }),
   },
