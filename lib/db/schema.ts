@@ -68,7 +68,7 @@ export const schedules = pgTable(
     version: integer("version").notNull().default(1),
     /**
      * The run_settings row holding this schedule's handler, payload and retry policy. Set by a
-     * trigger on every insert and on every edit of those columns (drizzle/0008_run_settings.sql),
+     * trigger on every insert and on every edit of those columns (lib/db/sql/triggers/schedules_settings.sql),
      * so no writer supplies it and none can get it wrong; it is never null once a row is stored.
      */
     settingsId: bigint("settings_id", { mode: "number" }),
@@ -90,14 +90,22 @@ export const schedules = pgTable(
  * unique: that key is the whole "each slot exists once" promise. `attempts` is the fencing token: it
  * rises on every claim.
  *
- * While a run is unfinished its live part (claimable when, running where, the current token) is in
- * `run_queue`, and this row is written only when the run settles or waits again: at materialisation,
- * at the end of each attempt (done, retry, dead) and by operator actions. A claim never touches it,
- * so `state` here reads 'pending' for a run that is running; read the state through `run_status`
- * (drizzle/0006_run_queue.sql), which overlays the queue. Why: no index of runs mentions the state,
- * so the finish, the one write of the top of the hour, is a HOT update with no index entry at all,
- * and the claim rewrites a narrow queue row instead of this wide one (scripts/bench: 2.4x the starts
- * per second of the layout where claims and finishes moved runs between partial indexes here).
+ * Where a run lives: here (the record) and, while it is unfinished, in `run_queue` (its live part:
+ * claimable when, running where, the current token). This row is written only when the run settles
+ * or waits again: at materialisation, at the end of each attempt (done, retry, dead) and by operator
+ * actions. A claim never touches it, so `state` here reads 'pending' for a run that is running; read
+ * a run's state through the `run_status` view. Why two tables: no index of runs mentions the state,
+ * so the finish, the one write of the top of the hour, is a HOT update with no index entry, and the
+ * claim rewrites a narrow queue row instead of this wide one.
+ *
+ * What keeps the two tables together (each file under lib/db/sql/ says why it exists):
+ * - triggers/runs_queue_insert.sql: inserting a pending or dead run queues it;
+ * - triggers/runs_queue_delete.sql, triggers/runs_queue_truncate.sql: deleting runs drops their queue rows;
+ * - triggers/schedules_queue_copies.sql, triggers/schedules_settings.sql: schedule edits reach the queued copies;
+ * - views/run_status.sql (a run as it stands now), views/run_attempts.sql (its attempt history).
+ * Which statement claims it: lib/runs/claim/plain.ts (the top of the hour, one partition per
+ * statement), lib/runs/claim/exclusive.ts (overlap forbid/skip), lib/runs/claim/rescue.ts (expired
+ * leases); lib/runs/finish.ts ends an attempt in both tables in one statement.
  */
 export const runs = pgTable(
   "runs",
@@ -162,8 +170,8 @@ export const runs = pgTable(
  * them: at the top of the hour hundreds of thousands of runs name one row. Rows are never changed
  * (an edit of a schedule points it at another row, made if need be) and never deleted, so a worker
  * may hold on to what it read, and queue rows need no foreign key (no check per queued run).
- * Unique on the settings themselves, the payload by its SHA-256 (sk_payload_digest; a jsonb can outgrow an
- * index entry).
+ * Unique on the settings themselves, the payload by its SHA-256 (a jsonb can outgrow an index
+ * entry): lib/db/sql/functions/sk_payload_digest.sql, and sk_settings_id.sql finds or makes a row.
  */
 export const runSettings = pgTable(
   "run_settings",
@@ -181,14 +189,15 @@ export const runSettings = pgTable(
 /**
  * The live part of every unfinished run: one row per run that is pending, running or dead, none for
  * a settled one (done, skipped). The claim, the heartbeat and the finish work here; `runs` keeps the
- * record. Kept in step with `runs` in the same statement by the code that moves a run, and by
- * triggers on runs for inserts and deletes (any INSERT of a pending run queues it; deleting a run
- * drops its row). Narrow on purpose: a claim rewrites this row (a new version, one index entry, in
- * run_queue_running_idx) and nothing else.
+ * record (see its comment for what keeps the two together). Kept in step with `runs` in the same
+ * statement by the code that moves a run, and by the triggers on runs for inserts and deletes
+ * (lib/db/sql/triggers/runs_queue_*.sql). Narrow on purpose: a claim rewrites this row (a new
+ * version, one index entry, in run_queue_running_idx) and nothing else.
  *
  * No primary key: every index here is partial on the state, so a claim (pending → running) adds one
  * entry, to run_queue_running_idx; a key on run_id would be a second entry per claim. Rows are found
  * by (schedule_id, scheduled_for) through the index of their state, then checked on run_id.
+ * Storage settings: lib/db/sql/tables/run_queue.sql.
  */
 export const runQueue = pgTable(
   "run_queue",
@@ -209,10 +218,9 @@ export const runQueue = pgTable(
     leaseExpiresAt: ts("lease_expires_at"),
     startedAt: ts("started_at"),
     // What the claim hands a worker, copied from the schedule when the run is queued and rewritten
-    // in the same transaction as any edit of the schedule (a trigger on schedules, 0006 and 0008):
-    // the claim of the top of the hour then reads nothing but this row, and one run_settings row
-    // per group of runs it claims. A schedule probe per run was a third of the claim's statement
-    // time (5-7 µs of ~20, on a 200,000-run drain).
+    // in the same transaction as any edit of the schedule (lib/db/sql/triggers/runs_queue_insert.sql,
+    // schedules_queue_copies.sql): the claim of the top of the hour then reads nothing but this row,
+    // and one run_settings row per group of runs it claims, never the schedule.
     /** Overlap policy: 'allow' runs are claimed without looking at their predecessors. */
     overlap: overlapPolicy("overlap").notNull().default("allow"),
     scheduleName: text("schedule_name").notNull(),
@@ -220,10 +228,9 @@ export const runQueue = pgTable(
     leaseSeconds: integer("lease_seconds").notNull(),
     /**
      * Handler, payload and retry policy, shared by every schedule with the same ones (run_settings).
-     * Why not copies of them: a claim rewrites this row, and the copies made it a fifth wider; the
-     * claim also groups its runs by their settings, and a number hashes for less than a jsonb and
-     * three texts. Claim statement time per run, with the slot also read through date_part:
-     * 14.7–15.9 → 12.1–13.3 µs (one connection, 150 interleaved 500-run batches each; README).
+     * Why a number rather than copies of them: a claim rewrites this row, which copies would make a
+     * fifth wider, and the claim groups its runs by their settings, where a number hashes for less
+     * than a jsonb and three texts.
      */
     settingsId: bigint("settings_id", { mode: "number" }).notNull(),
   },
@@ -246,7 +253,7 @@ export const runQueue = pgTable(
  * leases lost. A run that succeeded on its first attempt, the common case, writes no row here: its
  * one attempt is on the run row (worker_id, started_at, finished_at, duration_ms), which keeps the
  * finish at one bulk UPDATE. Read the complete history from the `run_attempts` view, which adds
- * those rows back (drizzle/0003_attempts_on_run_row.sql).
+ * those rows back (lib/db/sql/views/run_attempts.sql).
  */
 export const attempts = pgTable(
   "attempts",
@@ -414,8 +421,8 @@ export const cluster = pgTable(
 );
 
 /**
- * The database clock's test override (one row, id = 1). `sk_now()` returns `frozen_at` when set,
- * else `now() + shift`. Production leaves it at (0, null): every due/expired/late comparison then
+ * The database clock's test override (one row, id = 1). `sk_now()` (lib/db/sql/functions/sk_now.sql)
+ * returns `frozen_at` when set, else `now() + shift`. Production leaves it at (0, null): every due/expired/late comparison then
  * reads the database's own `now()`.
  */
 export const clock = pgTable(
