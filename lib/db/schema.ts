@@ -136,9 +136,6 @@ export const runs = pgTable(
     attempts: integer("attempts").notNull().default(0),
     /** Claims allowed before the run goes dead; re-queue raises it. */
     maxAttempts: integer("max_attempts").notNull(),
-    /** Unused since 0006 (the lease lives in run_queue); kept so older rows read the same. */
-    leaseOwner: text("lease_owner"),
-    leaseExpiresAt: ts("lease_expires_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
     /**
@@ -162,6 +159,8 @@ export const runs = pgTable(
     // primary key, and neither names the state: see the table comment.
     uniqueIndex("runs_slot_key").on(t.scheduleId, t.scheduledFor.desc(), t.slotSeq.desc()),
     check("runs_attempts_nonneg", sql`attempts >= 0`),
+    // 'running' lives on the queue row (with its lease), which a claim writes; the record never says it.
+    check("runs_state_recorded", sql`state <> 'running'`),
   ],
 );
 

@@ -205,6 +205,10 @@ describe("run_queue beside runs", () => {
     expect((await queueRows(ids[1].id)).map((q) => q.state)).toEqual(["dead"]);
     expect(await queueRows(ids[2].id)).toEqual([]);
     await consistent();
+    // A run is never written running: that state, with its lease, is the queue row's, made by a claim.
+    await expect(
+      t.pool.query(`INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts) VALUES ($1, 0, $2, $2, $2, 'running', 6)`, [s.id, T0]),
+    ).rejects.toThrow(/runs_state_recorded/);
     await t.pool.query("DELETE FROM runs WHERE id = $1", [ids[1].id]);
     expect(await queueRows(ids[1].id)).toEqual([]);
     await consistent();
