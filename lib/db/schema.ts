@@ -14,6 +14,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { SCHEDULE_DEFAULTS } from "../schedules/defaults";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -28,7 +29,7 @@ export const skipReason = pgEnum("skip_reason", ["missed", "coalesced", "too_lat
 export const attemptOutcome = pgEnum("attempt_outcome", ["succeeded", "failed", "timed_out", "lease_expired", "aborted"]);
 
 /**
- * A schedule says WHEN and WHAT. `next_slot_at` is the high-water mark: the next slot the tick
+ * A schedule says WHEN and WHAT. Column defaults are the schedule defaults (lib/schedules/defaults.ts). `next_slot_at` is the high-water mark: the next slot the tick
  * has not materialised yet. It lives here, not in a worker, so restarts never lose slots.
  */
 export const schedules = pgTable(
@@ -36,21 +37,21 @@ export const schedules = pgTable(
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
     name: text("name").notNull(),
-    description: text("description").notNull().default(""),
+    description: text("description").notNull().default(SCHEDULE_DEFAULTS.description),
     handler: text("handler").notNull(),
-    payload: jsonb("payload").notNull().default({}),
+    payload: jsonb("payload").notNull().default(SCHEDULE_DEFAULTS.payload),
     cron: text("cron"),
     everySeconds: integer("every_seconds"),
-    timezone: text("timezone").notNull().default("UTC"),
-    catchUp: catchUpPolicy("catch_up").notNull().default("latest"),
+    timezone: text("timezone").notNull().default(SCHEDULE_DEFAULTS.timezone),
+    catchUp: catchUpPolicy("catch_up").notNull().default(SCHEDULE_DEFAULTS.catchUp),
     maxLatenessSeconds: integer("max_lateness_seconds"),
-    jitterSeconds: integer("jitter_seconds").notNull().default(0),
-    overlap: overlapPolicy("overlap").notNull().default("allow"),
-    retryMaxAttempts: integer("retry_max_attempts").notNull().default(6),
-    retryBaseSeconds: integer("retry_base_seconds").notNull().default(30),
-    retryCapSeconds: integer("retry_cap_seconds").notNull().default(900),
-    leaseSeconds: integer("lease_seconds").notNull().default(60),
-    enabled: boolean("enabled").notNull().default(true),
+    jitterSeconds: integer("jitter_seconds").notNull().default(SCHEDULE_DEFAULTS.jitterSeconds),
+    overlap: overlapPolicy("overlap").notNull().default(SCHEDULE_DEFAULTS.overlap),
+    retryMaxAttempts: integer("retry_max_attempts").notNull().default(SCHEDULE_DEFAULTS.retry.maxAttempts),
+    retryBaseSeconds: integer("retry_base_seconds").notNull().default(SCHEDULE_DEFAULTS.retry.baseSeconds),
+    retryCapSeconds: integer("retry_cap_seconds").notNull().default(SCHEDULE_DEFAULTS.retry.capSeconds),
+    leaseSeconds: integer("lease_seconds").notNull().default(SCHEDULE_DEFAULTS.leaseSeconds),
+    enabled: boolean("enabled").notNull().default(SCHEDULE_DEFAULTS.enabled),
     nextSlotAt: ts("next_slot_at").notNull(),
     partition: integer("partition").notNull(),
     /** Health overrides; null means the default rule. */

@@ -1,6 +1,6 @@
 import { beforeAll, expect, it } from "vitest";
 import { setupTestDatabase } from "../testing/db";
-import { makeSchedule } from "../testing/factories";
+import { makeRun, makeSchedule } from "../testing/factories";
 import { getRunDetail, listRuns, parseRunQuery } from "./history";
 
 const t = setupTestDatabase({ poolSize: 2, reset: false });
@@ -114,4 +114,21 @@ it("keeps one row per slot but any number of manual runs at one instant, and pag
   expect(seen.map((r) => r.origin)).toEqual(["manual", "manual", "manual", "schedule"]);
   const manualIds = seen.slice(0, 3).map((r) => r.id);
   expect(manualIds).toEqual([...manualIds].sort((x, y) => y - x));
+});
+
+it("pages runs of a queued state (read through run_queue) in the same order, manual runs of one instant once each", async () => {
+  const { id: d } = await makeSchedule(t.db, { name: "d" });
+  const at = new Date("2030-01-01T13:00:00Z");
+  const ids = [await makeRun(t.db, { scheduleId: d, scheduledFor: at, state: "dead" })];
+  for (let i = 0; i < 3; i++) ids.push(await makeRun(t.db, { scheduleId: d, scheduledFor: at, state: "dead", origin: "manual" }));
+  const seen: number[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await listRuns(t.db, { scheduleIds: [d], states: ["dead"], limit: 1, cursor });
+    seen.push(...page.runs.map((r) => r.id));
+    cursor = page.nextCursor;
+  } while (cursor);
+  // The slot_seq order of the history: newest manual run first, the schedule's own slot last.
+  const [scheduled, ...manual] = ids.map((r) => r.id);
+  expect(seen).toEqual([...manual.reverse(), scheduled]);
 });
