@@ -52,7 +52,7 @@ class InFlight extends AttemptAbort {
 /**
  * At most this many results per finish statement. Results that pile up while a finish is under way
  * go together in the next one (fewer statements when claims run ahead of finishes, as in a spike),
- * but one statement holds its rows' locks until it commits: 1,000 runs take ~20 ms here.
+ * but one statement holds its rows' locks until it commits, so a batch is capped.
  */
 export const FINISH_BATCH_MAX = 1000;
 

@@ -61,14 +61,11 @@ let rotation = 0;
  *    overlap checks (when `checkExclusive`);
  * 3. the common case: due runs of the other schedules, one partition per statement, rotating the
  *    starting one, until the limit is reached. Why per partition: `partition = $1 … ORDER BY
- *    run_after LIMIT n` walks the (partition, run_after) index in order and stops after n rows
- *    (1.6 ms for 500 of 400,000 due rows, measured with scripts/bench/explain.ts), while
- *    `partition = ANY($parts)` cannot return index order on PostgreSQL 15: it read and sorted all
- *    200,000 due rows of 8 partitions (225 ms).
+ *    run_after LIMIT n` walks the (partition, run_after) index in order and stops after n rows,
+ *    however many are due, while `partition = ANY($parts)` cannot return index order on
+ *    PostgreSQL 15: it reads and sorts every due row of those partitions.
  * Splitting them keeps the statement of the top of the hour to what it must do: lock and rewrite
- * the queue row. With the expiry and overlap machinery in the same
- * statement the claim took 37.6 µs of statement time per run; without, about 22 (pg_stat_statements
- * over a 200,000-run drain by four connections; see the README's Scaling section).
+ * the queue row; the expiry and overlap machinery, in the same statement, would cost every run.
  */
 export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Claimed> {
   const out: Claimed = { claimed: [], settled: [], exclusiveFound: 0 };
