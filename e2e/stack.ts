@@ -116,8 +116,10 @@ export async function startStack(opts: { env?: StackEnv } = {}): Promise<Stack> 
     databaseUrl,
     startWorker,
     stop: async () => {
-      for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
-      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r)))));
+      // A child killed by a signal (a test's kill -9) has a signalCode and no exitCode.
+      const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+      for (const c of running) c.kill("SIGTERM");
+      await Promise.all(running.map((c) => new Promise((r) => c.once("exit", r))));
       await dropDatabase?.().catch(() => {});
       await embedded?.stop();
     },

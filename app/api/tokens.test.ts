@@ -4,9 +4,9 @@
 // changed" is read back from the tables, not from the API's answers.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { PEER_HEADER } from "@/lib/auth/client-address";
-import { insertRun, insertSchedule } from "@/lib/alerts/testing";
 import { advanceClock, runClockFrom, setClock } from "@/lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { makeRun, makeSchedule } from "@/lib/testing/factories";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 type Mod = Record<string, Handler>;
@@ -47,7 +47,7 @@ afterAll(async () => {
 
 describe("scopes", () => {
   it("read reads, operate changes schedules but not tokens, admin mints and revokes", async () => {
-    await insertSchedule(t.pool, "scoped");
+    await makeSchedule(t.db, { name: "scoped", everySeconds: 3600 });
     const read = (await mint({ name: "r", scope: "read" })).json.token;
     const operate = (await mint({ name: "o", scope: "operate" })).json.token;
     const admin = (await mint({ name: "a", scope: "admin" })).json.token;
@@ -100,12 +100,11 @@ describe("a tag-restricted token", () => {
   let reportsRun = 0;
 
   beforeAll(async () => {
-    const billing = await insertSchedule(t.pool, "billing-job");
-    const reports = await insertSchedule(t.pool, "reports-job");
-    await t.pool.query("UPDATE schedules SET tags = $2 WHERE id = $1", [billing, ["billing", "eu"]]);
-    await t.pool.query("UPDATE schedules SET tags = $2 WHERE id = $1", [reports, ["reports"]]);
-    billingRun = await insertRun(t.pool, billing, "2030-01-01T00:00:00Z", "dead");
-    reportsRun = await insertRun(t.pool, reports, "2030-01-01T00:00:00Z", "dead");
+    const billing = await makeSchedule(t.db, { name: "billing-job", everySeconds: 3600, tags: ["billing", "eu"] });
+    const reports = await makeSchedule(t.db, { name: "reports-job", everySeconds: 3600, tags: ["reports"] });
+    const slot = new Date("2030-01-01T00:00:00Z");
+    billingRun = (await makeRun(t.db, { scheduleId: billing.id, scheduledFor: slot, state: "dead" })).id;
+    reportsRun = (await makeRun(t.db, { scheduleId: reports.id, scheduledFor: slot, state: "dead" })).id;
     const minted = await mint({ name: "billing-bot", scope: "operate", scheduleTags: ["billing"] });
     expect(minted.status).toBe(201);
     token = minted.json.token;

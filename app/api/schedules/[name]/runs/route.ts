@@ -1,4 +1,5 @@
-import { listRuns, parseRunQuery, scheduleIdByName } from "@/lib/runs/history";
+import { listRuns, parseRunQuery } from "@/lib/runs/history";
+import { requireScheduleByName } from "@/lib/schedules/queries";
 import { getDb } from "@/lib/server/db";
 import { route } from "@/lib/server/route";
 import { scheduleNameInReach } from "@/lib/server/tag-scope";
@@ -12,6 +13,6 @@ export const dynamic = "force-dynamic";
 export const GET = route<{ name: string }>(async (req, { params }, actor) => {
   const db = getDb();
   const name = await scheduleNameInReach(db, actor, (await params).name);
-  const id = await scheduleIdByName(db, name);
+  const { id } = await requireScheduleByName(db, name);
   return Response.json(await listRuns(db, { ...parseRunQuery(new URL(req.url).searchParams), scheduleIds: [id] }));
 }, { tagAware: true });
