@@ -10,17 +10,17 @@ const MIGRATION_LOCK_KEY = 0x736c6f746b656570n;
 export const migrationsFolder = path.resolve(process.cwd(), "drizzle");
 
 /**
- * Apply pending migrations. Safe to run twice (drizzle records what it applied) and safe to run
+ * Apply pending migrations from `folder` (the repository's drizzle/, or the installed package's). Safe to run twice (drizzle records what it applied) and safe to run
  * from several processes at once: they queue on one advisory lock, so only one applies each file.
  */
-export async function migrateDatabase(url: string): Promise<void> {
+export async function migrateDatabase(url: string, folder: string = migrationsFolder): Promise<void> {
   const client = new pg.Client({ connectionString: url, application_name: "slotkeeper:migrate" });
   await client.connect();
   try {
     await client.query("SET client_min_messages = warning");
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY.toString()]);
     try {
-      await migrate(drizzle(client), { migrationsFolder });
+      await migrate(drizzle(client), { migrationsFolder: folder });
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY.toString()]);
     }
