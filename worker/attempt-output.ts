@@ -49,18 +49,19 @@ export class AttemptOutputCollector {
    */
   capture(log: Logger): Logger {
     const tail = (this.logTail ??= new LogTail(this.secrets));
-    const wrap = (inner: Logger): Logger => {
+    // `bindings` are those of children made from the captured logger (the run's own are known).
+    const wrap = (inner: Logger, bindings: Record<string, unknown>): Logger => {
       const outer = Object.create(inner) as Logger;
       for (const level of LEVELS) {
         (outer as unknown as Record<string, (...args: unknown[]) => void>)[level] = (...args: unknown[]) => {
           (inner[level] as (...a: unknown[]) => void)(...args);
-          if (inner.isLevelEnabled(level)) tail.push(logLineOf(level, args));
+          if (inner.isLevelEnabled(level)) tail.push(logLineOf(level, args, bindings));
         };
       }
-      outer.child = ((bindings: Record<string, unknown>, options?: object) => wrap(inner.child(bindings, options))) as unknown as Logger["child"];
+      outer.child = ((more: Record<string, unknown>, options?: object) => wrap(inner.child(more, options), { ...bindings, ...more })) as unknown as Logger["child"];
       return outer;
     };
-    return wrap(log);
+    return wrap(log, {});
   }
 
   /** The attempt's stdout and stderr tails, made on first use. */

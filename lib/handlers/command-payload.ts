@@ -86,5 +86,6 @@ export function checkCommandPayload(payload: unknown): PayloadProblem | null {
     const field = ["payload", ...path, issue.keys[0]].join(".");
     return { message: `unknown field "${field}" (a command payload has command, args, env, cwd, timeoutSeconds, nonRetryableExitCodes, shell, killGraceSeconds)`, field };
   }
-  return { message: issue.message, field: ["payload", ...path].join(".") };
+  const field = ["payload", ...path].join(".");
+  return { message: issue.message.startsWith(field) ? issue.message : `${field}: ${issue.message}`, field };
 }

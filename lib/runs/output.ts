@@ -53,7 +53,14 @@ export function boundResult(value: unknown, secrets: readonly string[]): string 
   const json = JSON.stringify(maskOutputValue(plain, secrets));
   const bytes = byteLength(json);
   if (bytes <= RESULT_MAX_BYTES) return json;
-  return JSON.stringify({ $truncated: true, bytes, head: headOfText(json, RESULT_MAX_BYTES - 200) });
+  // The head is a JSON string inside the marker, and escaping can grow it: shrink until it fits.
+  let budget = RESULT_MAX_BYTES - 100;
+  for (;;) {
+    const marker = JSON.stringify({ $truncated: true, bytes, head: headOfText(json, budget) });
+    const over = byteLength(marker) - RESULT_MAX_BYTES;
+    if (over <= 0) return marker;
+    budget -= over + 16;
+  }
 }
 
 /** A ctx.log line as kept: when, level, message and the fields it was given (the run's own bindings left out). */
@@ -61,13 +68,13 @@ export type LogLine = { time: string; level: string; msg?: string } & Record<str
 
 const serializeError = (err: Error): Record<string, unknown> => ({ type: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) });
 
-/** The arguments of a pino call (`(obj, msg, ...args)`, `(msg, ...args)`, `(err, msg)`) as one line. */
-export function logLineOf(level: string, args: unknown[], at: Date = new Date()): LogLine {
-  let fields: Record<string, unknown> = {};
+/** The arguments of a pino call (`(obj, msg, ...args)`, `(msg, ...args)`, `(err, msg)`) as one line; `bindings` (a child logger's) come first. */
+export function logLineOf(level: string, args: unknown[], bindings: Record<string, unknown> = {}, at: Date = new Date()): LogLine {
+  let fields: Record<string, unknown> = { ...bindings };
   let rest = args;
   const first = args[0];
   if (first instanceof Error) {
-    fields = { err: serializeError(first) };
+    fields.err = serializeError(first);
     rest = args.slice(1);
     if (rest.length === 0) rest = [first.message];
   } else if (typeof first === "object" && first !== null) {
