@@ -3,6 +3,8 @@ import { boundResult, LogTail, logLineOf, StreamTail, type AttemptOutput } from 
 import { MIN_MASKED_VALUE_LENGTH, secretValuesOf } from "../lib/security/mask";
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace"] as const;
+/** Levels an attempt keeps whatever the worker's LOG_LEVEL (a worker logging at warn still shows a run's info lines); debug and trace only when enabled. */
+const KEPT_ALWAYS = new Set<string>(["fatal", "error", "warn", "info"]);
 
 /**
  * Where a handler that runs a program hands over its stdout and stderr (the `command` handler does).
@@ -44,8 +46,8 @@ export class AttemptOutputCollector {
 
   /**
    * A logger that writes to `log` exactly as before (the worker's JSON log) and also keeps each
-   * line it writes, at the levels `log` has enabled, in the attempt's tail; children of it keep
-   * theirs there too.
+   * line in the attempt's tail: info and above always, debug and trace when `log` has them
+   * enabled; children of it keep theirs there too.
    */
   capture(log: Logger): Logger {
     const tail = (this.logTail ??= new LogTail(this.secrets));
@@ -55,7 +57,7 @@ export class AttemptOutputCollector {
       for (const level of LEVELS) {
         (outer as unknown as Record<string, (...args: unknown[]) => void>)[level] = (...args: unknown[]) => {
           (inner[level] as (...a: unknown[]) => void)(...args);
-          if (inner.isLevelEnabled(level)) tail.push(logLineOf(level, args, bindings));
+          if (KEPT_ALWAYS.has(level) || inner.isLevelEnabled(level)) tail.push(logLineOf(level, args, bindings));
         };
       }
       outer.child = ((more: Record<string, unknown>, options?: object) => wrap(inner.child(more, options), { ...bindings, ...more })) as unknown as Logger["child"];
