@@ -6,12 +6,12 @@
 //   const { runs } = await sk.listRuns({ state: "dead" });
 //
 // Built to dist/client.js by scripts/build-package.ts. It imports nothing of the server: fetch only.
-import type { ScheduleCreateInput, SchedulePatch } from "../lib/schedules/input";
-import type { RunDetail, RunPage } from "../lib/runs/history";
-import type { ScheduleView } from "../lib/schedules/view";
-import type { ScheduleHealth } from "../lib/health/schedule-health";
-import type { WorkerView } from "../lib/workers/queries";
-import type { HandlerListing } from "../lib/handlers/warnings";
+import type { ScheduleCreateInput, SchedulePatch } from "../schedules/input";
+import type { RunDetail, RunPage } from "../runs/history";
+import type { ScheduleView } from "../schedules/view";
+import type { ScheduleHealth } from "../health/schedule-health";
+import type { WorkerView } from "../workers/queries";
+import type { HandlerListing } from "../handlers/warnings";
 
 export type { ScheduleCreateInput, SchedulePatch, RunDetail, RunPage, ScheduleView, WorkerView, HandlerListing };
 /** A schedule as the API returns it: its definition and its health. */

@@ -7,15 +7,18 @@
 //
 // Built to dist/worker.js by scripts/build-package.ts (npm pack runs it).
 import { fileURLToPath } from "node:url";
-import { runWorker as runWorkerIn, type RunWorkerOptions } from "../worker/index";
-import type { RunningWorker } from "../worker/worker";
+import { runWorker as runWorkerIn, type RunWorkerOptions } from "./index";
+import type { RunningWorker } from "./worker";
 
 export { defineHandler, NonRetryableError, NOT_IDEMPOTENT_WARNING, type Handler, type HandlerContext } from "../lib/handlers/types";
 export { waitFor } from "../lib/handlers/wait";
 export { loadConfig, ConfigError, type Config, type CommandsPolicy } from "../lib/config";
 export type { RunWorkerOptions, RunningWorker };
 
-/** The migrations shipped in the package (`drizzle/` beside `dist/`), not whatever the working directory holds. */
+/**
+ * The migrations shipped in the package (`drizzle/` beside `dist/`, this module's folder once
+ * bundled), not whatever the working directory holds.
+ */
 const PACKAGE_MIGRATIONS = fileURLToPath(new URL("../drizzle", import.meta.url));
 
 /**
