@@ -33,6 +33,7 @@ test("a command run's page shows its stdout and stderr, secrets masked, and why 
   await expect(attempt.getByTestId("attempt-stderr")).toHaveText("disk full");
   await expect(attempt.getByTestId("attempt-error")).toContainText("exited with code 3");
   await expect(page.getByText("tok-e2e-5551")).toHaveCount(0);
+  await page.screenshot({ path: "e2e/output/screenshots/run-output-command.png", fullPage: true });
 });
 
 test("a handler's ctx.log lines and its result are on the run page", async ({ page, request }) => {
@@ -48,6 +49,7 @@ test("a handler's ctx.log lines and its result are on the run page", async ({ pa
   await expect(line).toHaveCount(1);
   await expect(line).toHaveAttribute("data-level", "info");
   await expect(line).toContainText("ledger:write:applied");
+  await page.screenshot({ path: "e2e/output/screenshots/run-output-log.png", fullPage: true });
 });
 
 test("the Workers page says which workers run programs", async ({ page }) => {

@@ -139,8 +139,8 @@ const finishSucceededBy = (find: "tid" | "index", withOutput: boolean) => {
   return prepare(`${find === "tid" ? "sk_finish_tid" : "sk_finish_done"}${withOutput ? "_out" : ""}`, sql`
     WITH clock AS (SELECT sk_now() AS now),
     held AS (${held}),
-    ${find === "index" ? sql`gone AS (DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))),` : sql``}
-    ${withOutput ? sql`output AS (${OUTPUT_INSERT}),` : sql``}
+    ${find === "index" ? sql`gone AS (DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))),` : sql``}${withOutput ? sql`
+    output AS (${OUTPUT_INSERT}),` : sql``}
     recorded AS (
       -- A success after retries: its attempt gets a row like the ones before it.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, duration_ms)
