@@ -6,39 +6,33 @@ import os from "node:os";
 import path from "node:path";
 import { Writable } from "node:stream";
 import pino from "pino";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../lib/config";
 import { defineHandler, NonRetryableError } from "../lib/handlers/types";
 import { getRunDetail } from "../lib/runs/history";
 import { RESULT_MAX_BYTES } from "../lib/runs/output";
 import { MASK } from "../lib/security/mask";
-import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
+import { setupTestDatabase } from "../lib/testing/db";
+import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../lib/testing/factories";
+import { waitForRun } from "../lib/testing/runs";
+import { spawnWorker, startWorkers } from "../lib/testing/spawn";
 import { listWorkers } from "../lib/workers/queries";
 import { runWorker } from "./index";
-import { insertRuns, insertSchedule, waitForRun } from "./testing/fixtures";
-import { killAllWorkers, spawnWorker, startWorkers } from "./testing/spawn";
 
-let t: TestDatabase;
+// The real clock: the workers' runs are due now. Each test starts from empty tables.
+const t = setupTestDatabase();
 let dir: string;
 const NODE = process.execPath;
 
-beforeAll(async () => {
-  t = await createTestDatabase();
+beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), "sk-command-runs-"));
 });
-afterEach(async () => {
-  await killAllWorkers();
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await t?.drop();
+afterAll(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function reset() {
-  await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
-  await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = '0'");
-}
+/** A schedule whose runs the test makes, with this handler and payload; its id. */
+const schedule = async (handler: string, payload: unknown = {}) => (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler, payload })).id;
 const now = async () => new Date((await t.pool.query<{ now: Date }>("SELECT sk_now() AS now")).rows[0].now);
 const alive = (pid: number) => {
   try {
@@ -52,7 +46,6 @@ const alive = (pid: number) => {
 
 describe("which workers run programs", () => {
   it("only a worker started with SLOTKEEPER_COMMANDS registers `command`, and the registry says what it may run", async () => {
-    await reset();
     await startWorkers(t.url, ["plain"]);
     await startWorkers(t.url, ["runner"], { SLOTKEEPER_COMMANDS: `/bin/sh, ${NODE}` });
     await startWorkers(t.url, ["anything"], { SLOTKEEPER_COMMANDS: "all" });
@@ -73,16 +66,12 @@ describe("which workers run programs", () => {
 
 describe("command runs on a worker", () => {
   it("a program's run: done with its stdout and stderr kept (masked); a listed exit code sends it dead on its first attempt", async () => {
-    await reset();
     await startWorkers(t.url, ["cmd"], { SLOTKEEPER_COMMANDS: "/bin/sh" });
-    const ok = await insertSchedule(t.pool, {
-      handler: "command",
-      payload: { command: 'echo "key=$SLOTKEEPER_IDEMPOTENCY_KEY using $API_TOKEN"; echo done >&2', shell: true, env: { API_TOKEN: "literal-secret-123" } },
-    });
-    const bad = await insertSchedule(t.pool, { handler: "command", payload: { command: "/bin/sh", args: ["-c", "echo no such bucket >&2; exit 2"], nonRetryableExitCodes: [2] } });
+    const ok = await schedule("command", { command: 'echo "key=$SLOTKEEPER_IDEMPOTENCY_KEY using $API_TOKEN"; echo done >&2', shell: true, env: { API_TOKEN: "literal-secret-123" } });
+    const bad = await schedule("command", { command: "/bin/sh", args: ["-c", "echo no such bucket >&2; exit 2"], nonRetryableExitCodes: [2] });
     const at = await now();
-    const [okRun] = await insertRuns(t.pool, ok, [{ scheduledFor: at }]);
-    const [badRun] = await insertRuns(t.pool, bad, [{ scheduledFor: at }]);
+    const [okRun] = await makeRuns(t.db, ok, [{ scheduledFor: at }]);
+    const [badRun] = await makeRuns(t.db, bad, [{ scheduledFor: at }]);
     await waitForRun(t.pool, okRun, (r) => r.state === "done", 30_000);
     await waitForRun(t.pool, badRun, (r) => r.state === "dead", 30_000);
 
@@ -96,7 +85,6 @@ describe("command runs on a worker", () => {
   }, 120_000);
 
   it("SIGTERM to the worker mid-program: the run is released, and the program's group (a child ignoring SIGTERM too) is gone once the worker exits", async () => {
-    await reset();
     const pidFile = path.join(dir, "family.json");
     const script = path.join(dir, "family.mjs");
     fs.writeFileSync(
@@ -107,8 +95,8 @@ describe("command runs on a worker", () => {
        setInterval(() => {}, 1000);`,
     );
     const [w] = await startWorkers(t.url, ["stopping"], { SLOTKEEPER_COMMANDS: NODE, SLOTKEEPER_SHUTDOWN_GRACE_MS: "300" });
-    const s = await insertSchedule(t.pool, { handler: "command", payload: { command: NODE, args: [script], killGraceSeconds: 60 } });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: await now() }]);
+    const s = await schedule("command", { command: NODE, args: [script], killGraceSeconds: 60 });
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: await now() }]);
     const deadline = Date.now() + 30_000;
     while (!(fs.existsSync(pidFile) && fs.readFileSync(pidFile, "utf8").includes("}"))) {
       if (Date.now() > deadline) throw new Error("the program did not start");
@@ -131,7 +119,6 @@ describe("command runs on a worker", () => {
 
 describe("handler output", () => {
   it("a custom handler's ctx.log lines and result are kept with the attempt (masked, bounded) and still written to the worker's log; a run without output writes no output row", async () => {
-    await reset();
     const logged: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, cb) => (logged.push(String(chunk)), cb()) });
     process.env.SK_TEST_REPORT_KEY = "report-key-9f8e7d";
@@ -151,15 +138,15 @@ describe("handler output", () => {
     const config = loadConfig({ DATABASE_URL: t.url, SLOTKEEPER_POLL_INTERVAL_MS: "100", SLOTKEEPER_WORKER_ID: "in-process", LOG_LEVEL: "info" });
     const worker = await runWorker({ config, handlers: [report, big], log: pino({ level: "info" }, sink) });
     try {
-      const withOutput = await insertSchedule(t.pool, { handler: "report", payload: { rows: 3, apiKey: { $env: "SK_TEST_REPORT_KEY" } } });
-      const failing = await insertSchedule(t.pool, { handler: "report", payload: { rows: -1, apiKey: "plain" } });
-      const large = await insertSchedule(t.pool, { handler: "big" });
-      const quiet = await insertSchedule(t.pool, { handler: "noop" });
+      const withOutput = await schedule("report", { rows: 3, apiKey: { $env: "SK_TEST_REPORT_KEY" } });
+      const failing = await schedule("report", { rows: -1, apiKey: "plain" });
+      const large = await schedule("big");
+      const quiet = await schedule("noop");
       const at = await now();
-      const [a] = await insertRuns(t.pool, withOutput, [{ scheduledFor: at }]);
-      const [b] = await insertRuns(t.pool, failing, [{ scheduledFor: at }]);
-      const [c] = await insertRuns(t.pool, large, [{ scheduledFor: at }]);
-      const [d] = await insertRuns(t.pool, quiet, [{ scheduledFor: at }]);
+      const [a] = await makeRuns(t.db, withOutput, [{ scheduledFor: at }]);
+      const [b] = await makeRuns(t.db, failing, [{ scheduledFor: at }]);
+      const [c] = await makeRuns(t.db, large, [{ scheduledFor: at }]);
+      const [d] = await makeRuns(t.db, quiet, [{ scheduledFor: at }]);
       for (const [id, state] of [[a, "done"], [b, "dead"], [c, "done"], [d, "done"]] as const) await waitForRun(t.pool, id, (r) => r.state === state, 30_000);
 
       const out = (await getRunDetail(t.db, a)).attemptsList[0].output!;

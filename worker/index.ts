@@ -38,7 +38,7 @@ export async function runWorker(opts: RunWorkerOptions = {}): Promise<RunningWor
   const config = opts.config ?? loadConfig();
   const log = opts.log ?? createLogger("worker", config.logLevel);
   const database = await openDatabase(config);
-  await migrateDatabase(database.url, opts.migrationsFolder);
+  await migrateDatabase(database.url, { migrationsFolder: opts.migrationsFolder });
   const pool = createPool(database.url, { max: config.workerConcurrency + 4, applicationName: "slotkeeper:worker", idleInTransactionTimeoutMs: 30_000 });
   // A client checked out of the pool (inside a transaction) whose connection dies between two
   // statements emits 'error' with nobody listening, which would kill the process. The statement

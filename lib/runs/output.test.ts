@@ -1,10 +1,9 @@
 // Attempt output: the bounds and masks (pure), and the finish that stores it (real PostgreSQL):
 // only for results that carry some, only where the fence passes, in the same statement.
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { insertRuns, insertSchedule } from "../../worker/testing/fixtures";
+import { describe, expect, it } from "vitest";
 import { MASK, maskText, secretValuesOf } from "../security/mask";
-import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
+import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../testing/factories";
 import { claimRuns } from "./claim";
 import { finishRuns } from "./finish";
 import { boundResult, LOG_MAX_BYTES, LOG_MAX_LINES, LogTail, logLineOf, RESULT_MAX_BYTES, StreamTail } from "./output";
@@ -72,24 +71,14 @@ describe("masking output", () => {
 });
 
 describe("storing output in the finish", () => {
-  let t: TestDatabase;
   const T0 = new Date("2030-01-01T10:00:00Z");
-  beforeAll(async () => {
-    t = await createTestDatabase();
-  });
-  afterAll(async () => {
-    await t?.drop();
-  });
-  beforeEach(async () => {
-    await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
-    await setClock(t.pool, T0);
-  });
+  const t = setupTestDatabase({ clock: T0 });
   const outputRows = async () => (await t.pool.query("SELECT run_id::int, attempt, result, log, stdout, stderr FROM attempt_output ORDER BY run_id, attempt")).rows;
   const output = { result: '{"ok":true}', log: '[{"time":"2030-01-01T10:00:00.000Z","level":"info","msg":"hi"}]', stdout: "out\n", stderr: null };
 
   it("writes a row only for the results that carry output, successes and failures alike, in one batch", async () => {
-    const s = await insertSchedule(t.pool, { retryMaxAttempts: 3 });
-    const ids = await insertRuns(t.pool, s, [0, 1, 2, 3].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, retryMaxAttempts: 3 })).id;
+    const ids = await makeRuns(t.db, s, [0, 1, 2, 3].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
     const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
     const by = new Map(claimed.map((c) => [c.id, c]));
     const [quiet, talky, failing, failingQuiet] = ids.map((id) => by.get(id)!);
@@ -107,8 +96,8 @@ describe("storing output in the finish", () => {
   });
 
   it("keeps nothing of a stale result: the output goes with the fence", async () => {
-    const s = await insertSchedule(t.pool);
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, RUNS_BY_HAND)).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const [c] = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
     const stale = await finishRuns(t.db, "w2", [{ id, attempt: c.attempt, scheduleId: s, queueTid: c.queueTid, outcome: "succeeded", output }]);
     const staleFailure = await finishRuns(t.db, "w1", [{ id, attempt: c.attempt + 1, scheduleId: s, outcome: "failed", error: "x", retryDelaySeconds: 0, output }]);

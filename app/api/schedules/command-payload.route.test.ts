@@ -1,21 +1,17 @@
 // A `command` schedule's payload is checked when it is saved, through the route handlers against a
 // real database: a payload the handler could never run is a 400 naming the field, and saves nothing.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { beforeAll, describe, expect, it } from "vitest";
+import { setupTestDatabase } from "@/lib/testing/db";
 
-let t: TestDatabase;
+// The tests share what the file wrote (reset: false): the second edits what it creates.
+const t = setupTestDatabase({ routes: true, reset: false });
 type Handler = (req: Request, ctx: { params: Promise<{ name: string }> }) => Promise<Response>;
 let POST: Handler;
 let PATCH: Handler;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  process.env.DATABASE_URL = t.url; // lib/server/db.ts opens its pool from this on first use
   POST = (await import("./route")).POST as unknown as Handler;
   PATCH = (await import("./[name]/route")).PATCH as unknown as Handler;
-});
-afterAll(async () => {
-  await t?.drop();
 });
 
 async function call(handler: Handler, path: string, body: unknown, name = "") {
