@@ -158,7 +158,7 @@ describe("handler output", () => {
       expect([out.stdout, out.stderr]).toEqual([null, null]);
       // The worker's own JSON log has the lines as before, with the run's bindings.
       const lines = logged.flatMap((l) => l.split("\n")).filter(Boolean).map((l) => JSON.parse(l));
-      expect(lines.find((l) => l.event === "report:start")).toMatchObject({ runId: a, msg: "building 3 rows", rows: 3 });
+      expect(lines.find((l) => l.event === "report:start" && l.runId === a)).toMatchObject({ msg: "building 3 rows", rows: 3, schedule: expect.any(String) });
 
       const failed = (await getRunDetail(t.db, b)).attemptsList[0];
       expect(failed).toMatchObject({ outcome: "failed", error: "NonRetryableError: negative rows" });
