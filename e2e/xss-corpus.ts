@@ -1,6 +1,6 @@
 // Hostile strings for e2e/xss.spec.ts. Each one, if the console ever ran it as code, sets
 // window.__xss to its number (or opens a dialog), which the spec watches for. To cover a new field
-// (a command's output, say), add it to the spec's arrangement; to try a new trick, add a line here.
+// (a handler's log lines, say), add it to the spec's arrangement; to try a new trick, add a line here.
 
 /** The payloads: markup, script-closing, SVG/MathML, event handlers, javascript: and data: URLs, template syntax, encodings. */
 export const XSS_PAYLOADS: readonly string[] = [

@@ -1,7 +1,8 @@
 // Every field a user or a handler fills, filled with the XSS corpus (e2e/xss-corpus.ts), then every
 // page of the console visited in Chromium: the strings show as text, every response carries a
 // Content-Security-Policy, the browser reports no CSP violation, and no payload ever runs (none
-// sets window.__xss, no dialog opens).
+// sets window.__xss, no dialog opens). Run texts come from the fail handler's error, an http
+// receiver's answer and a program's stdout and stderr.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { request as playwrightRequest, type APIResponse, type Page } from "@playwright/test";
@@ -12,6 +13,8 @@ test.describe.configure({ mode: "serial" });
 
 const suffix = Date.now().toString(36);
 const names = XSS_PAYLOADS.map((_p, i) => `xss-${i}-${suffix}`);
+/** The handlers that fill a run's error and output in turn (the stack's workers may run /bin/sh). */
+const KINDS = ["fail", "http", "command"] as const;
 let runIds: number[] = [];
 let receiver: http.Server;
 
@@ -32,14 +35,20 @@ test.beforeAll(async () => {
     // A name is refused unless it fits the name rule; either way the answer is a 400 naming the field or a 201.
     const asName = await request.post("/api/schedules", { data: { name: p, handler: "noop", everySeconds: 3600 } });
     if (asName.status() !== 201) expect(((await asName.json()) as { error: { field: string } }).error.field).toBe("name");
-    const fail = i % 2 === 0;
+    // Who fills the run's texts: the fail handler's error, an http receiver's answer, or a program's output.
+    const kind = KINDS[i % KINDS.length];
+    const payload = {
+      fail: { nonRetryable: true, message: p, note: p },
+      http: { url: `${hook}/${i}`, method: "POST", body: { note: p } },
+      command: { command: "/bin/sh", args: ["-c", 'printf "%s\\n" "$P"; printf "%s\\n" "$P" >&2; exit 3'], env: { P: p }, nonRetryableExitCodes: [3] },
+    }[kind];
     await created(
       await request.post("/api/schedules", {
         data: {
           name: names[i],
           description: p,
-          handler: fail ? "fail" : "http",
-          payload: fail ? { nonRetryable: true, message: p, note: p } : { url: `${hook}/${i}`, method: "POST", body: { note: p } },
+          handler: kind,
+          payload,
           everySeconds: 86_400,
           retry: { maxAttempts: 1, baseSeconds: 1, capSeconds: 1 },
         },
@@ -126,10 +135,11 @@ test("every schedule, edit form and run page shows its payload as text and runs 
     await expect(page.getByText(`${p} (edited)`, { exact: true }).first(), `schedule ${i}`).toBeVisible();
     await check(`schedule ${i}`);
     await page.goto(`/schedules/${names[i]}/edit`);
-    await expect(page.getByTestId("input-payload")).toHaveValue(new RegExp(i % 2 === 0 ? '"message"' : '"url"'));
+    await expect(page.getByTestId("input-payload")).toHaveValue(new RegExp({ fail: '"message"', http: '"url"', command: '"command"' }[KINDS[i % KINDS.length]]));
     await check(`edit ${i}`);
     await page.goto(`/runs/${runIds[i]}`);
-    await expect(page.getByTestId("attempt-error").first(), `run ${i}`).toContainText(p.slice(0, 60));
+    if (KINDS[i % KINDS.length] === "command") await expect(page.getByTestId("attempt-output").first(), `run ${i}`).toContainText(p.slice(0, 60));
+    else await expect(page.getByTestId("attempt-error").first(), `run ${i}`).toContainText(p.slice(0, 60));
     await check(`run ${i}`);
   }
 });
