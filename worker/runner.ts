@@ -27,6 +27,12 @@ export type RunnerOptions = {
   rescueIntervalMs?: number;
   /** Called when a slot frees up, so the claim loop can take more work at once. */
   onSlotFree?: () => void;
+  /**
+   * Settle partitions this worker is about to claim in for the first time (newly held, orphaned,
+   * or back after a gap): the lateness pass over their due runs, so that slots missed while nobody
+   * claimed there meet their catch-up policy before a claim can start them.
+   */
+  settle?: (partitions: number[]) => Promise<unknown>;
 };
 
 /**
@@ -74,6 +80,19 @@ export function createRunner(o: RunnerOptions) {
   let exclusiveSeen = true;
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
+  // Partitions settled (see RunnerOptions.settle) and claimed in since; one that drops out is settled again when it returns.
+  const settledPartitions = new Set<number>();
+
+  async function settleNew(parts: number[] | null): Promise<void> {
+    if (!o.settle || parts === null) return;
+    const fresh = parts.filter((p) => !settledPartitions.has(p));
+    if (settledPartitions.size + fresh.length > parts.length) {
+      for (const p of [...settledPartitions]) if (!parts.includes(p)) settledPartitions.delete(p);
+    }
+    if (fresh.length === 0) return;
+    await o.settle(fresh);
+    for (const p of fresh) settledPartitions.add(p);
+  }
 
   const attemptDeps: AttemptDeps = { registry: o.registry, workerId: o.workerId, log: o.log };
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
@@ -246,9 +265,11 @@ export function createRunner(o: RunnerOptions) {
       if (rescueExpired) lastRescueAt = sentAt;
       const checkExclusive = exclusiveSeen || sentAt - lastExclusiveAt >= (o.rescueIntervalMs ?? 0);
       if (checkExclusive) lastExclusiveAt = sentAt;
+      const partitions = o.partitions();
+      await settleNew(partitions);
       const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, {
         workerId: o.workerId,
-        partitions: o.partitions(),
+        partitions,
         limit,
         rescueExpired,
         // A little under the interval, so that the look of the worker whose turn it is is not
