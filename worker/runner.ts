@@ -33,6 +33,8 @@ export type RunnerOptions = {
    * claimed there meet their catch-up policy before a claim can start them.
    */
   settle?: (partitions: number[]) => Promise<unknown>;
+  /** A partition out of the claimed set for longer than this is settled again when it comes back (default 0: always). */
+  settleAfterAbsenceMs?: number;
 };
 
 /**
@@ -80,18 +82,25 @@ export function createRunner(o: RunnerOptions) {
   let exclusiveSeen = true;
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
-  // Partitions settled (see RunnerOptions.settle) and claimed in since; one that drops out is settled again when it returns.
-  const settledPartitions = new Set<number>();
+  // When each partition was last among those claimed in (performance.now()), once settled (see
+  // RunnerOptions.settle). One absent for longer than settleAfterAbsenceMs is settled again when it
+  // returns; a shorter absence (a partition that flickers in and out of orphaned, a renewal that
+  // came late) is no gap in which runs could pile up unclaimed, and the periodic pass covers it.
+  const settledSeen = new Map<number, number>();
+  let lastParts: readonly number[] = [];
 
   async function settleNew(parts: number[] | null): Promise<void> {
     if (!o.settle || parts === null) return;
-    const fresh = parts.filter((p) => !settledPartitions.has(p));
-    if (settledPartitions.size + fresh.length > parts.length) {
-      for (const p of [...settledPartitions]) if (!parts.includes(p)) settledPartitions.delete(p);
-    }
-    if (fresh.length === 0) return;
-    await o.settle(fresh);
-    for (const p of fresh) settledPartitions.add(p);
+    const now = performance.now();
+    const absence = o.settleAfterAbsenceMs ?? 0;
+    const fresh = parts.filter((p) => {
+      if (lastParts.includes(p)) return false;
+      const seen = settledSeen.get(p);
+      return seen === undefined || now - seen > absence;
+    });
+    if (fresh.length > 0) await o.settle(fresh);
+    for (const p of parts) settledSeen.set(p, now);
+    lastParts = parts;
   }
 
   const attemptDeps: AttemptDeps = { registry: o.registry, workerId: o.workerId, log: o.log };

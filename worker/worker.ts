@@ -3,6 +3,7 @@ import type { Db } from "../lib/db/client";
 import type { Handler } from "../lib/handlers/types";
 import type { Logger } from "../lib/log";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "../lib/workers/registry";
+import { PARTITION_ORPHANED_AFTER_SECONDS } from "../lib/partitions/leases";
 import { runLatenessPass } from "../lib/runs/lateness-pass";
 import { createHandlerRegistry } from "./handlers/registry";
 import { startAlertLoop } from "./loops/alerts";
@@ -81,6 +82,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     onSlotFree: () => claimLoop?.wake(),
     // Every due run of a partition it starts claiming in, once (not the periodic pass's window).
     settle: (fresh) => runLatenessPass(db, { partitions: fresh, graceSeconds: config.catchUpGraceSeconds, windowPerPartition: null }),
+    settleAfterAbsenceMs: PARTITION_ORPHANED_AFTER_SECONDS * 1000,
   });
   claimLoop = startClaimLoop({ runner, pollIntervalMs: config.pollIntervalMs, log });
   // Retention: only the holder of partition 0 sweeps (an advisory lock covers hand-overs), and it
