@@ -18,7 +18,7 @@ export type TickLoopOptions = {
 
 /**
  * At most this often a tick also runs the lateness pass (over a window of the oldest due runs of
- * each partition: a few hundred index probes per partition in a top-of-the-hour backlog). Slots
+ * each partition: two index probes per run it looks at, whatever the backlog). Slots
  * missed while nobody claimed in a partition are settled before this worker's first claim there
  * (worker/runner.ts); this periodic pass catches runs that wait past their successor or past max
  * lateness while the partition is held (no free slot, a long backlog).
