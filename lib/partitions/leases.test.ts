@@ -153,6 +153,11 @@ describe("partition leases", () => {
     const seen = await pass();
     expect(seen.held).toEqual([]);
     expect(seen.orphaned).toEqual(first.held);
+    // The clock stepped back by more than the threshold: a holder that does not renew again is
+    // silent as well (its stamp now lies ahead of the clock), not alive until the clock catches up.
+    await advanceClock(t.pool, -10_000);
+    expect((await pass()).orphaned).toEqual(first.held);
+    await advanceClock(t.pool, 10_000);
     // A renewal (the holder was only slow) ends it: it keeps its share (8 of 16 now that "other"
     // is live) and gives up the rest, which "other" takes; nothing is orphaned any more.
     const renewed = await acquirePartitions(holder.db, { workerId: "holder", leaseSeconds: LEASE });

@@ -130,11 +130,16 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
       held = [...held, ...gotRows].sort((a, b) => a.partition - b.partition);
     }
 
-    // After this pass's renewals and take-overs: what nobody else is keeping alive either.
+    // After this pass's renewals and take-overs: what nobody else is keeping alive either. A
+    // renewal stamped more than the threshold AHEAD of the clock means the clock was stepped back
+    // (tests, a restored server): a live holder re-stamps it within a pass, a dead one never does,
+    // so it counts as silent too rather than hiding a dead holder until the clock catches up.
     const orphans = await tx.execute<{ partition: number }>(sql`
       SELECT partition FROM partition_leases
       WHERE partition < ${partitions} AND NOT (owner IS NOT DISTINCT FROM ${me} AND lease_expires_at > sk_now())
-        AND (renewed_at IS NULL OR renewed_at <= sk_now() - make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS}))
+        AND (renewed_at IS NULL
+          OR renewed_at <= sk_now() - make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS})
+          OR renewed_at > sk_now() + make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS}))
       ORDER BY partition`);
 
     return {
