@@ -19,7 +19,8 @@ async function freePort(from: number): Promise<number> {
 
 export type Stack = StackInfo & { startWorker: () => ChildProcess; stop: () => Promise<void> };
 
-export async function startStack(): Promise<Stack> {
+/** `env`: settings for the console and workers of this stack on top of the environment (alert interval, …). */
+export async function startStack(opts: { env?: Record<string, string> } = {}): Promise<Stack> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl: string;
   let dropDatabase: (() => Promise<void>) | undefined;
@@ -53,6 +54,7 @@ export async function startStack(): Promise<Stack> {
     PORT: String(port),
     SLOTKEEPER_POLL_INTERVAL_MS: "250",
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn",
+    ...opts.env,
   };
   const children: ChildProcess[] = [];
   const web = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-p", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
@@ -82,8 +84,10 @@ export async function startStack(): Promise<Stack> {
     databaseUrl,
     startWorker,
     stop: async () => {
-      for (const c of children) if (c.exitCode === null) c.kill("SIGTERM");
-      await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((r) => c.once("exit", r)))));
+      // A child killed by a signal (a test's kill -9) has a signalCode and no exitCode.
+      const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+      for (const c of running) c.kill("SIGTERM");
+      await Promise.all(running.map((c) => new Promise((r) => c.once("exit", r))));
       await dropDatabase?.().catch(() => {});
       await embedded?.stop();
     },

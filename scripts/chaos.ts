@@ -3,7 +3,7 @@
 // tickers run M sql-ledger schedules through a proxy that cuts connections around commits, while
 // workers are killed and frozen, PostgreSQL restarts once and the API changes schedules. Then the
 // faults stop, the system drains, and an independent oracle checks that nothing was lost or
-// doubled. Prints one JSON report; exits 1 when any check fails. See README "Faults and guarantees".
+// doubled. Prints one JSON report; exits 1 when any check fails. See docs/faults.md.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";

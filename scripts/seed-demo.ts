@@ -51,7 +51,7 @@ async function main() {
       );
       const id = rows[0].id;
       await pool.query(
-        `UPDATE schedules s SET partition = ((hashtextextended(s.id::text, 0) % c.partitions) + c.partitions) % c.partitions FROM cluster c WHERE s.id = $1`,
+        `UPDATE schedules s SET partition = sk_partition_of(s.id, c.partitions) FROM cluster c WHERE s.id = $1`,
         [id],
       );
       // Slot g is g intervals before the last slot; ~0.05 % dead, ~2 % skipped (missed), the rest done.

@@ -6,15 +6,14 @@
 // comes from slot arithmetic (slot k at k × 4 s), not from Slotkeeper's catch-up code.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import http from "node:http";
-import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { portIsFree } from "../lib/db/embedded";
 import { runClockFrom, setClock } from "../lib/testing/clock";
 import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { waitUntil } from "../worker/testing/fixtures";
+import { startReceiver } from "../lib/testing/receiver";
+import { waitUntil } from "../lib/testing/wait";
 import { ensureBuild } from "./chaos/web";
 
 const EVERY_MS = 4_000;
@@ -24,30 +23,30 @@ const POLICIES = ["skip", "latest", "all"] as const;
 const ROOT = path.resolve(import.meta.dirname, "..");
 
 let t: TestDatabase;
-let receiver: http.Server;
-let receiverUrl = "";
-/** Requests the http handler made: idempotency key → arrivals. */
-const received = new Map<string, number>();
+let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let product: ChildProcess | undefined;
 let output = "";
 
 beforeAll(async () => {
   t = await createTestDatabase();
-  receiver = http.createServer((req, res) => {
-    const key = String(req.headers["idempotency-key"] ?? "");
-    received.set(key, (received.get(key) ?? 0) + 1);
-    req.resume();
-    req.on("end", () => res.writeHead(200).end("ok"));
-  });
-  await new Promise<void>((r) => receiver.listen(0, "127.0.0.1", r));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+  receiver = await startReceiver();
 }, 120_000);
 
 afterAll(async () => {
   if (product?.pid && product.exitCode === null) process.kill(-product.pid, "SIGKILL");
-  await new Promise((r) => receiver?.close(r));
+  await receiver?.close();
   await t?.drop();
 });
+
+/** Requests the http handler made so far: idempotency key → how many arrived. */
+function received(): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const r of receiver.received) {
+    const key = String(r.headers["idempotency-key"] ?? "");
+    out.set(key, (out.get(key) ?? 0) + 1);
+  }
+  return out;
+}
 
 async function freePort(): Promise<number> {
   for (let p = 3400 + Math.floor(Math.random() * 500); p < 4400; p++) if (await portIsFree(p, "0.0.0.0")) return p;
@@ -110,7 +109,7 @@ describe("npm start killed for 45 s over three 4-second schedules", () => {
       const res = await fetch(`http://127.0.0.1:${port}/api/schedules`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ name: `every-4s-${catchUp}`, handler: "http", payload: { url: receiverUrl }, everySeconds: 4, catchUp, leaseSeconds: 30 }),
+        body: JSON.stringify({ name: `every-4s-${catchUp}`, handler: "http", payload: { url: `${receiver.url}/hook` }, everySeconds: 4, catchUp, leaseSeconds: 30 }),
       });
       expect(res.status).toBe(201);
       ids[catchUp] = (await res.json()).schedule.id;
@@ -145,7 +144,7 @@ describe("npm start killed for 45 s over three 4-second schedules", () => {
     // so the oracle knows the instant the product first looks.
     const upAt = killedAt + OUTAGE_MS;
     await setClock(t.pool, new Date(upAt));
-    const requestsBefore = new Map(received);
+    const requestsBefore = received();
     product = await startProduct(port, dataDir);
 
     // Slot arithmetic: the slots that fell in the outage, which of them were missed when found at
@@ -173,11 +172,12 @@ describe("npm start killed for 45 s over three 4-second schedules", () => {
     // Then let time run on from there, and wait for two slots after the outage to run everywhere.
     await runClockFrom(t.pool, new Date(upAt));
     const after = [newest + EVERY_MS, newest + 2 * EVERY_MS];
-    await waitUntil(async () => POLICIES.every((p) => after.every((s) => received.has(keyOf(ids[p], s)))), 120_000, "two slots after the outage to run");
+    await waitUntil(() => POLICIES.every((p) => after.every((s) => received().has(keyOf(ids[p], s)))), 120_000, "two slots after the outage to run");
     await killProduct(product, "SIGINT");
     product = undefined;
 
-    const ran = (p: (typeof POLICIES)[number], slots: number[]) => slots.filter((s) => received.has(keyOf(ids[p], s)));
+    const arrived = received();
+    const ran = (p: (typeof POLICIES)[number], slots: number[]) => slots.filter((s) => arrived.has(keyOf(ids[p], s)));
     const { rows } = await t.pool.query<{ schedule_id: string; scheduled_for: Date; skipped_until: Date | null; skip_reason: string | null; coalesced_into: Date | null; state: string }>(
       `SELECT schedule_id, scheduled_for, skipped_until, skip_reason, coalesced_into, state FROM runs WHERE schedule_id = ANY($1::bigint[]) AND scheduled_for > $2 AND scheduled_for <= $3`,
       [Object.values(ids), new Date(lastBefore), new Date(upAt)],
@@ -205,7 +205,7 @@ describe("npm start killed for 45 s over three 4-second schedules", () => {
     expect(missed.map((s) => fateOf(ids.latest, s))).toEqual(missed.map(() => `coalesced→${newest}`));
     // all: every one ran, each once.
     expect(ran("all", outage)).toEqual(outage);
-    for (const s of outage) expect(received.get(keyOf(ids.all, s))).toBe(1);
+    for (const s of outage) expect(arrived.get(keyOf(ids.all, s))).toBe(1);
     // After the outage: every schedule runs its slots again.
     for (const p of POLICIES) expect(ran(p, after)).toEqual(after);
     fs.rmSync(dataDir, { recursive: true, force: true });

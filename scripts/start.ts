@@ -12,6 +12,8 @@ import { WORKER_NODE_FLAGS } from "../worker/node-flags";
 const dev = process.argv.includes("--dev");
 const noWorker = process.argv.includes("--no-worker");
 const say = (msg: string) => console.log(`slotkeeper: ${msg}`);
+/** A worker that ran at least this long before it died is restarted; one that dies sooner is a start-up failure. */
+const WORKER_MIN_LIFE_MS = 10_000;
 
 async function waitForHealth(port: number, child: ChildProcess, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -57,11 +59,30 @@ async function main() {
     stdio: ["ignore", "inherit", "inherit"],
   });
   children.push(web);
-  if (!noWorker) {
-    children.push(spawn(process.execPath, [...WORKER_NODE_FLAGS, "--import", "tsx", "worker/main.ts"], { env, stdio: ["ignore", "inherit", "inherit"] }));
-  }
 
   let stopping = false;
+  // A worker that crashes (kill -9, out of memory) is replaced, as a service manager would: its runs
+  // are taken over when their leases expire, and the console, the database and any other worker
+  // joined to it keep going. One that dies within WORKER_MIN_LIFE_MS of starting (bad config, no
+  // database) stops everything instead of restarting in a loop.
+  const startWorker = () => {
+    const startedAt = Date.now();
+    const worker = spawn(process.execPath, [...WORKER_NODE_FLAGS, "--import", "tsx", "worker/main.ts"], { env, stdio: ["ignore", "inherit", "inherit"] });
+    children.push(worker);
+    worker.once("exit", (code, signal) => {
+      if (stopping) return;
+      children.splice(children.indexOf(worker), 1);
+      if (Date.now() - startedAt >= WORKER_MIN_LIFE_MS) {
+        say(`worker exited (${signal ?? code}); starting another`);
+        startWorker();
+      } else {
+        say(`worker exited (${signal ?? code}) ${Math.round((Date.now() - startedAt) / 1000)}s after it started; stopping everything`);
+        void stop(1);
+      }
+    });
+  };
+  if (!noWorker) startWorker();
+
   const stop = async (code: number) => {
     if (stopping) return;
     stopping = true;
@@ -76,14 +97,12 @@ async function main() {
   };
   process.on("SIGINT", () => void stop(0));
   process.on("SIGTERM", () => void stop(0));
-  for (const c of children) {
-    c.once("exit", (code, signal) => {
-      if (!stopping) {
-        say(`${c === web ? "console" : "worker"} exited (${signal ?? code}); stopping everything`);
-        void stop(1);
-      }
-    });
-  }
+  web.once("exit", (code, signal) => {
+    if (!stopping) {
+      say(`console exited (${signal ?? code}); stopping everything`);
+      void stop(1);
+    }
+  });
 
   await waitForHealth(config.port, web, dev ? 120_000 : 60_000);
   say(`ready in ${((Date.now() - started) / 1000).toFixed(1)}s: console on http://localhost:${config.port}${noWorker ? "" : ", one worker running"}`);

@@ -16,9 +16,8 @@ export class AttemptAborted extends Error {
  * An attempt's abort switch, with its AbortSignal made only when the handler asks for one.
  *
  * Why not an AbortController per attempt: at the top of the hour a worker holds a thousand
- * attempts at once, and a controller with its signal, event target and listener was the largest
- * per-run cost left in the worker (about a tenth of its CPU, and garbage the collector had to
- * promote; profiled with BENCH_NODE_ARGS="--cpu-prof"). A no-op or quick handler never reads
+ * attempts at once, and a controller with its signal, event target and listener per attempt is
+ * CPU and long-lived garbage the collector has to promote. A no-op or quick handler never reads
  * `ctx.signal`, so it never pays for one.
  */
 export class AttemptAbort {

@@ -55,7 +55,7 @@ class AttemptContext implements HandlerContext {
     return this.resolvedPayload;
   }
 
-  // Read from the run when asked: its Date is made only then (see GroupRun in lib/runs/claim.ts).
+  // Read from the run when asked: its Date is made only then (see GroupRun in lib/runs/claim/answer.ts).
   get slot(): Date {
     return this.run.scheduledFor;
   }

@@ -4,26 +4,16 @@
 // behind their successors. Under `all` every slot still runs; under `latest` every slot runs or is
 // coalesced into a later slot that ran, and the newest runs. The effect is the sql-ledger
 // handler's own row per slot, not Slotkeeper's counters.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runClockFrom } from "../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { insertRuns, insertSchedule, slots, waitUntil } from "./testing/fixtures";
-import { killAllWorkers, startWorkers } from "./testing/spawn";
+import { setupTestDatabase } from "../lib/testing/db";
+import { makeRuns, makeSchedule, RUNS_BY_HAND, slots } from "../lib/testing/factories";
+import { killWorkers, liveWorkers, startWorkers } from "../lib/testing/spawn";
+import { waitUntil } from "../lib/testing/wait";
 
 const T0 = new Date("2030-01-01T10:00:00Z");
 const BACKLOG = 1_000;
-let t: TestDatabase;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterEach(async () => {
-  await killAllWorkers();
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await t?.drop();
-});
+const t = setupTestDatabase();
 
 const dbNowMs = async () => (await t.pool.query<{ now: Date }>("SELECT sk_now() AS now")).rows[0].now.getTime();
 
@@ -32,8 +22,8 @@ describe("catch-up under load", () => {
     await runClockFrom(t.pool, new Date(T0.getTime() - 1_000));
     // The backlog: 1,000 runs of 40 ms each, due just before the two schedules' first slot in their
     // own partitions (8 and 9), so their runs queue behind it, for a worker that runs 4 at once.
-    const backlog = await insertSchedule(t.pool, { handler: "sleep", payload: { ms: 40 } });
-    await insertRuns(t.pool, backlog, slots(new Date(T0.getTime() - 2_000), BACKLOG, 1).map((s, i) => ({ scheduledFor: s, partition: 8 + (i % 2) })));
+    const { id: backlog } = await makeSchedule(t.db, { handler: "sleep", payload: { ms: 40 }, everySeconds: 3600, ...RUNS_BY_HAND });
+    await makeRuns(t.db, backlog, slots(new Date(T0.getTime() - 2_000), BACKLOG, 1).map((s, i) => ({ scheduledFor: s, partition: 8 + (i % 2) })));
     const { rows } = await t.pool.query<{ id: string; catch_up: string }>(
       `INSERT INTO schedules (name, handler, every_seconds, lease_seconds, catch_up, next_slot_at, partition)
        VALUES ('every-second-all', 'sql-ledger', 1, 30, 'all', $1, 8), ('every-second-latest', 'sql-ledger', 1, 30, 'latest', $1, 9)
@@ -60,7 +50,7 @@ describe("catch-up under load", () => {
       60_000,
       "both schedules to catch up",
     );
-    await killAllWorkers();
+    await killWorkers(liveWorkers());
 
     type Row = { schedule_id: string; scheduled_for: Date; skipped_until: Date | null; state: string; skip_reason: string | null; coalesced_into: Date | null; started_at: Date | null };
     const { rows: runs } = await t.pool.query<Row>(

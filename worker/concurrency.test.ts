@@ -1,24 +1,14 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { runClockFrom } from "../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { insertRuns, insertSchedule, readRun, slots, waitUntil } from "./testing/fixtures";
-import { killAllWorkers, startWorkers } from "./testing/spawn";
+import { setupTestDatabase } from "../lib/testing/db";
+import { makeRuns, makeSchedule, RUNS_BY_HAND, slots } from "../lib/testing/factories";
+import { readRun } from "../lib/testing/runs";
+import { startWorkers } from "../lib/testing/spawn";
+import { waitUntil } from "../lib/testing/wait";
 
 // Several real worker processes on one database.
 const T0 = new Date("2030-01-01T10:00:00Z");
-let t: TestDatabase;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterEach(async () => {
-  await killAllWorkers();
-  await t.pool.query("TRUNCATE runs, attempts, schedules, workers RESTART IDENTITY CASCADE");
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await t?.drop();
-});
+const t = setupTestDatabase();
 
 /** Attempts of one schedule's runs as [start, end] intervals on the database clock, in slot order. */
 async function attemptIntervals(scheduleId: number) {
@@ -39,9 +29,9 @@ describe("many workers on one database", () => {
     const started = Date.now();
     await startWorkers(t.url, ["many-1", "many-2", "many-3", "many-4"], { SLOTKEEPER_CONCURRENCY: "50" });
     // Spread over all 16 partitions: each worker claims in the partitions it holds.
-    const schedules = await Promise.all(Array.from({ length: 20 }, (_, i) => insertSchedule(t.pool, { handler: "noop", partition: i % 16 })));
+    const schedules = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await makeSchedule(t.db, { ...RUNS_BY_HAND, partition: i % 16 })).id));
     // 20 schedules x 100 slots, all due now.
-    for (const s of schedules) await insertRuns(t.pool, s, slots(T0.getTime() - 100 * 60_000, 100).map((d) => ({ scheduledFor: d })));
+    for (const s of schedules) await makeRuns(t.db, s, slots(T0.getTime() - 100 * 60_000, 100).map((d) => ({ scheduledFor: d })));
     await waitUntil(async () => (await t.pool.query("SELECT count(*)::int AS n FROM runs WHERE state = 'done'")).rows[0].n === 2000, 90_000, "2,000 done runs");
     const { rows: states } = await t.pool.query("SELECT state, attempts, count(*)::int AS n FROM runs GROUP BY 1, 2");
     expect(states).toEqual([{ state: "done", attempts: 1, n: 2000 }]);
@@ -60,8 +50,8 @@ describe("overlap policies with concurrent workers", () => {
   const setup = async (overlap: "allow" | "forbid" | "skip", ms: number) => {
     await runClockFrom(t.pool, T0);
     await startWorkers(t.url, ["ov-1", "ov-2", "ov-3"]);
-    const s = await insertSchedule(t.pool, { handler: "sleep", payload: { ms }, overlap });
-    const ids = await insertRuns(t.pool, s, [3, 2, 1].map((n) => ({ scheduledFor: new Date(T0.getTime() - n * 1000) })));
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "sleep", payload: { ms }, overlap })).id;
+    const ids = await makeRuns(t.db, s, [3, 2, 1].map((n) => ({ scheduledFor: new Date(T0.getTime() - n * 1000) })));
     return { s, ids };
   };
   const allFinished = (ids: number[]) => async () => {

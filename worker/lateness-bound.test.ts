@@ -3,12 +3,12 @@
 // runs start IS the measurement). Every slot's first attempt must start within the bound the API
 // states for its schedule (worstCaseLatenessSeconds, the function the API calls), long before the
 // dead worker's 15 s partition lease would hand its partitions over.
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { worstCaseLatenessSeconds } from "../lib/schedules/lateness";
 import { runClockFrom } from "../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { waitUntil } from "./testing/fixtures";
-import { killAllWorkers, startWorkers, type WorkerProcess } from "./testing/spawn";
+import { setupTestDatabase } from "../lib/testing/db";
+import { startWorkers, type WorkerProcess } from "../lib/testing/spawn";
+import { waitUntil } from "../lib/testing/wait";
 
 const POLL_MS = 200;
 const LEASE_SECONDS = 5;
@@ -18,17 +18,7 @@ const T0 = new Date("2030-01-01T10:00:00Z");
 const ENV = { SLOTKEEPER_POLL_INTERVAL_MS: String(POLL_MS), SLOTKEEPER_PARTITION_LEASE_SECONDS: String(PARTITION_LEASE_SECONDS), SLOTKEEPER_OUTBOUND_ALLOW: "127.0.0.1,::1,localhost" };
 const STATED = worstCaseLatenessSeconds({ jitterSeconds: 0, leaseSeconds: LEASE_SECONDS }, POLL_MS);
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterEach(async () => {
-  await killAllWorkers();
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await t?.drop();
-});
+const t = setupTestDatabase();
 
 const dbNowMs = async () => (await t.pool.query<{ now: Date }>("SELECT sk_now() AS now")).rows[0].now.getTime();
 
@@ -129,7 +119,6 @@ describe("the stated worst-case lateness when a worker fails", () => {
   }, 180_000);
 
   it(`SIGSTOP past the lease: every slot starts within the stated ${STATED} s, and the frozen worker commits nothing after it wakes`, async () => {
-    await t.pool.query("TRUNCATE schedules, ledger, workers, partition_leases RESTART IDENTITY CASCADE");
     await runClockFrom(t.pool, new Date(T0.getTime() + 86_400_000));
     const [frozen, survivor] = await twoWorkers();
     const { ids, from } = await schedulesInEveryPartition();

@@ -1,38 +1,27 @@
 import { performance } from "node:perf_hooks";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { setClock } from "../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { insertRuns, insertSchedule, readAttempts, readRun, waitForRun } from "./testing/fixtures";
-import { killAllWorkers, spawnWorker, startWorkers } from "./testing/spawn";
+import { describe, expect, it } from "vitest";
+import { runClockFrom } from "../lib/testing/clock";
+import { setupTestDatabase } from "../lib/testing/db";
+import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../lib/testing/factories";
+import { readAttempts, readRun, waitForRun } from "../lib/testing/runs";
+import { spawnWorker, startWorkers } from "../lib/testing/spawn";
 
 // Real processes, real PostgreSQL. Real time passes here because recovery time IS the measurement;
 // schedule time never moves by sleeping (the DB clock runs from a fixed instant).
 const LEASE_SECONDS = 3;
 const POLL_MS = 200;
 const T0 = new Date("2030-01-01T10:00:00Z");
-let t: TestDatabase;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterEach(async () => {
-  await killAllWorkers();
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await t?.drop();
-});
+const t = setupTestDatabase();
 
 const waitForRow = (id: number, pred: Parameters<typeof waitForRun>[2], timeoutMs?: number) => waitForRun(t.pool, id, pred, timeoutMs);
 
 describe("a worker killed mid-handler", () => {
   it("kill -9: another worker finishes the slot within lease + poll interval", async () => {
-    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
-    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
-    const s = await insertSchedule(t.pool, { handler: "sleep", payload: { ms: 1500 }, leaseSeconds: LEASE_SECONDS });
+    await runClockFrom(t.pool, T0);
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "sleep", payload: { ms: 1500 }, leaseSeconds: LEASE_SECONDS })).id;
     // Two workers idle and polling; whichever claims the run is killed, the other must take over.
     const ws = await startWorkers(t.url, ["w-a", "w-b"], { SLOTKEEPER_POLL_INTERVAL_MS: String(POLL_MS) });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const claimed = await waitForRow(id, (r) => r.state === "running", 20_000);
     const victim = ws.find((w) => w.id === claimed.lease_owner)!;
     const rescuer = ws.find((w) => w !== victim)!;
@@ -59,14 +48,13 @@ describe("a worker killed mid-handler", () => {
   }, 120_000);
 
   it("SIGSTOP past the lease, SIGCONT: the zombie's finish is stale, its handler sees the abort, the ledger keeps one row", async () => {
-    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
-    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
+    await runClockFrom(t.pool, T0);
     // The ledger's work (2 s) ignores the signal, like a slow call that cannot be cancelled: the
     // zombie writes after waking, with its old token, and the fence must reject it.
-    const s = await insertSchedule(t.pool, { handler: "sql-ledger", payload: { delayMs: 2000, interruptible: false }, leaseSeconds: LEASE_SECONDS });
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "sql-ledger", payload: { delayMs: 2000, interruptible: false }, leaseSeconds: LEASE_SECONDS })).id;
     const a = spawnWorker(t.url, "zombie");
     await a.waitFor((l) => l.event === "worker:start", 60_000);
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     await waitForRow(id, (r) => r.state === "running" && r.lease_owner === "zombie", 20_000);
     a.signal("SIGSTOP");
     const b = spawnWorker(t.url, "successor");
@@ -92,12 +80,10 @@ describe("a worker killed mid-handler", () => {
 
 describe("shutdown", () => {
   it("SIGTERM: stops claiming, aborts after the grace period and releases the run for another worker at once", async () => {
-    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
-    await setClock(t.pool, null);
-    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
-    const s = await insertSchedule(t.pool, { handler: "sleep", payload: { ms: 60_000 }, leaseSeconds: 60 });
+    await runClockFrom(t.pool, T0);
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "sleep", payload: { ms: 60_000 }, leaseSeconds: 60 })).id;
     const [a] = await startWorkers(t.url, ["leaver"], { SLOTKEEPER_SHUTDOWN_GRACE_MS: "500" });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     await waitForRow(id, (r) => r.state === "running", 20_000);
     a.signal("SIGTERM");
     expect(await a.exited).toBe(0);
@@ -110,11 +96,10 @@ describe("shutdown", () => {
 
 describe("losing the database", () => {
   it("keeps running when its connections are cut, and resumes work", async () => {
-    await t.pool.query("TRUNCATE runs, attempts, schedules, ledger, workers RESTART IDENTITY CASCADE");
-    await t.pool.query("UPDATE sk_clock SET frozen_at = NULL, shift = $1::timestamptz - now()", [T0]);
+    await runClockFrom(t.pool, T0);
     const [w] = await startWorkers(t.url, ["survivor"]);
-    const s = await insertSchedule(t.pool, { handler: "noop" });
-    const [before] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "noop" })).id;
+    const [before] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     await waitForRow(before, (r) => r.state === "done", 20_000);
     // Count the worker connections actually terminated: that, not an error log line (which needs
     // a query in flight at the instant of the cut), proves the cuts hit the worker.
@@ -130,7 +115,7 @@ describe("losing the database", () => {
       await new Promise((r) => setTimeout(r, 300));
     }
     expect(terminated).toBeGreaterThan(0);
-    const [after] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() + 1000) }]);
+    const [after] = await makeRuns(t.db, s, [{ scheduledFor: new Date(T0.getTime() + 1000) }]);
     await waitForRow(after, (r) => r.state === "done", 30_000).catch((err) => {
       throw new Error(`${err.message}; worker exit code ${w.proc.exitCode}; stderr: ${w.stderr().slice(-2000)}`);
     });

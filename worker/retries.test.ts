@@ -1,32 +1,19 @@
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { SYSTEM_ACTOR } from "../lib/audit/record";
 import { backoffCeilingSeconds } from "../lib/runs/backoff";
 import { requeueRuns } from "../lib/runs/requeue";
 import { dbNow, setClock } from "../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
-import { insertRuns, insertSchedule, readAttempts, readRun, waitForRun } from "./testing/fixtures";
-import { killAllWorkers, startWorkers } from "./testing/spawn";
+import { setupTestDatabase } from "../lib/testing/db";
+import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../lib/testing/factories";
+import { readAttempts, readRun, waitForRun } from "../lib/testing/runs";
+import { startWorkers } from "../lib/testing/spawn";
 
 // Real retries by a real worker process. The database clock is frozen and moved forward to make
 // each retry due: no test sleeps to move schedule time.
 const T0 = new Date("2030-01-01T10:00:00Z");
-let t: TestDatabase;
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await t.pool.query("TRUNCATE runs, attempts, schedules, workers RESTART IDENTITY CASCADE");
-  await setClock(t.pool, T0);
-  await startWorkers(t.url, ["retrier"]);
-});
-afterAll(async () => {
-  await killAllWorkers();
-  await t?.drop();
-});
+const t = setupTestDatabase({ clock: T0 });
 beforeEach(async () => {
-  await setClock(t.pool, T0);
-});
-afterEach(async () => {
-  await t.pool.query("DELETE FROM schedules");
+  await startWorkers(t.url, ["retrier"]);
 });
 
 const waitForRow = (id: number, pred: Parameters<typeof waitForRun>[2], timeoutMs?: number) => waitForRun(t.pool, id, pred, timeoutMs);
@@ -34,8 +21,8 @@ const waitForRow = (id: number, pred: Parameters<typeof waitForRun>[2], timeoutM
 describe("retries on a real worker", () => {
   it("waits within the backoff ceilings (30, 60, 120 s), goes dead after max attempts, and a re-queue finishes it", async () => {
     const policy = { maxAttempts: 4, baseSeconds: 30, capSeconds: 900 };
-    const s = await insertSchedule(t.pool, { handler: "fail", payload: { message: "upstream said no" }, retryMaxAttempts: 4, retryBaseSeconds: 30, retryCapSeconds: 900 });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "fail", payload: { message: "upstream said no" }, retryMaxAttempts: 4, retryBaseSeconds: 30, retryCapSeconds: 900 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     for (let attempt = 1; attempt < 4; attempt++) {
       const row = await waitForRow(id, (r) => r.state === "pending" && r.attempts === attempt);
       const waitSeconds = (row.run_after.getTime() - (await dbNow(t.pool)).getTime()) / 1000;
@@ -63,21 +50,21 @@ describe("retries on a real worker", () => {
   }, 120_000);
 
   it("a non-retryable error goes dead at attempt 1", async () => {
-    const s = await insertSchedule(t.pool, { handler: "fail", payload: { nonRetryable: true, message: "bad input" } });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "fail", payload: { nonRetryable: true, message: "bad input" } })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const dead = await waitForRow(id, (r) => r.state === "dead");
     expect(dead).toMatchObject({ attempts: 1, last_error: "NonRetryableError: bad input" });
   }, 120_000);
 
   it("an unknown handler name is a non-retryable error with a clear message, not a crash", async () => {
-    const s = await insertSchedule(t.pool, { handler: "no-such-handler" });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "no-such-handler" })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const dead = await waitForRow(id, (r) => r.state === "dead");
     expect(dead.attempts).toBe(1);
     expect(dead.last_error).toContain('unknown handler "no-such-handler"');
     // The worker is still alive and working.
-    const s2 = await insertSchedule(t.pool, { handler: "noop" });
-    const [ok] = await insertRuns(t.pool, s2, [{ scheduledFor: T0 }]);
+    const s2 = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "noop" })).id;
+    const [ok] = await makeRuns(t.db, s2, [{ scheduledFor: T0 }]);
     await waitForRow(ok, (r) => r.state === "done");
   }, 120_000);
 });

@@ -1,18 +1,17 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { defineHandler } from "../lib/handlers/types";
 import { waitFor } from "../lib/handlers/wait";
 import { createLogger } from "../lib/log";
-import { setClock } from "../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../lib/testing/db";
+import { setupTestDatabase } from "../lib/testing/db";
 import { createHandlerRegistry } from "./handlers/registry";
 import { createRunner } from "./runner";
-import { insertRuns, insertSchedule, readAttempts, readRun, slots } from "./testing/fixtures";
+import { makeRuns, makeSchedule, slots } from "../lib/testing/factories";
+import { readAttempts, readRun } from "../lib/testing/runs";
 
 // The runner in this process on a real database: its one shared deadline timer must still abort
 // each attempt at that attempt's own lease deadline (real, monotonic time: this is the worker's
 // local deadline, not schedule time), and renewals must keep moving it.
 const T0 = new Date("2030-01-01T10:00:00Z");
-let t: TestDatabase;
 
 const seen = { slowSignalAborted: false };
 const registry = createHandlerRegistry([
@@ -44,23 +43,14 @@ function runner(workerId: string) {
   });
 }
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
-  await setClock(t.pool, T0);
-});
+const t = setupTestDatabase({ clock: T0 });
 
 describe("the runner's lease deadlines", () => {
   it("aborts only the attempt past its deadline; the others in the same batch succeed", async () => {
-    const quick = await insertSchedule(t.pool, { handler: "noop", leaseSeconds: 2 });
-    const slow = await insertSchedule(t.pool, { handler: "stubborn", leaseSeconds: 2 });
-    const quickIds = await insertRuns(t.pool, quick, slots(T0, 3, -60_000).map((scheduledFor) => ({ scheduledFor })));
-    const [slowId] = await insertRuns(t.pool, slow, [{ scheduledFor: T0 }]);
+    const quick = (await makeSchedule(t.db, { handler: "noop", leaseSeconds: 2 })).id;
+    const slow = (await makeSchedule(t.db, { handler: "stubborn", leaseSeconds: 2 })).id;
+    const quickIds = await makeRuns(t.db, quick, slots(T0, 3, -60_000).map((scheduledFor) => ({ scheduledFor })));
+    const [slowId] = await makeRuns(t.db, slow, [{ scheduledFor: T0 }]);
     const r = runner("w-deadline");
     const started = performance.now();
     await r.claimPass();
@@ -84,8 +74,8 @@ describe("the runner's lease deadlines", () => {
   });
 
   it("keeps an attempt alive past its first deadline while its lease is renewed", async () => {
-    const s = await insertSchedule(t.pool, { handler: "long", leaseSeconds: 2 });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { handler: "long", leaseSeconds: 2 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const r = runner("w-renew");
     await r.claimPass();
     const beat = setInterval(() => void r.heartbeatPass(), 200);
@@ -102,8 +92,8 @@ describe("the runner's lease deadlines", () => {
 
 describe("the runner's backlog signal", () => {
   it("is on after a claim pass that filled its batch and off after one that did not", async () => {
-    const s = await insertSchedule(t.pool, { handler: "noop", leaseSeconds: 30 });
-    await insertRuns(t.pool, s, slots(T0, 12, -60_000).map((scheduledFor) => ({ scheduledFor })));
+    const s = (await makeSchedule(t.db, { handler: "noop", leaseSeconds: 30 })).id;
+    await makeRuns(t.db, s, slots(T0, 12, -60_000).map((scheduledFor) => ({ scheduledFor })));
     const r = runner("w-backlog");
     expect(r.backlogged(60_000)).toBe(false);
     expect(await r.claimPass()).toBe(true); // 10 of 12 due: a full batch

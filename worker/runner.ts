@@ -1,7 +1,7 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "../lib/db/client";
 import type { Logger } from "../lib/log";
-import { claimRunsDetailed, type ClaimedRun } from "../lib/runs/claim";
+import { claimRunsDetailed, rescueGateMs, type ClaimedRun } from "../lib/runs/claim";
 import { finishRuns, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
 import { nextDueInMs } from "../lib/runs/next-due";
@@ -60,7 +60,7 @@ class InFlight extends AttemptAbort {
 /**
  * At most this many results per finish statement. Results that pile up while a finish is under way
  * go together in the next one (fewer statements when claims run ahead of finishes, as in a spike),
- * but one statement holds its rows' locks until it commits: 1,000 runs take ~20 ms here.
+ * but one statement holds its rows' locks until it commits, so a batch is capped.
  */
 export const FINISH_BATCH_MAX = 1000;
 
@@ -281,9 +281,7 @@ export function createRunner(o: RunnerOptions) {
         partitions,
         limit,
         rescueExpired,
-        // A little under the interval, so that the look of the worker whose turn it is is not
-        // turned away by a stamp its own previous look left a few ms less than an interval ago.
-        rescueGateMs: o.rescueIntervalMs ? o.rescueIntervalMs * 0.9 : undefined,
+        rescueGateMs: rescueGateMs(o.rescueIntervalMs),
         checkExclusive,
       });
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;

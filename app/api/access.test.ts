@@ -1,9 +1,9 @@
 // Every API route behind the access layer, called as Next calls it (a Request and a params
 // promise) against a real database: anonymous remote clients, viewers, cross-origin mutations and
 // non-JSON bodies are refused; tokens work until revoked; every mutation leaves an audit entry.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { PEER_HEADER } from "@/lib/auth/client-address";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { setupTestDatabase } from "@/lib/testing/db";
 
 /** Every route module under app/api, loaded lazily (Vite resolves the glob at transform time). */
 const MODULES = import.meta.glob<Record<string, Handler>>("./**/route.ts");
@@ -23,7 +23,7 @@ const call = async (route: string, method: string, headers: Record<string, strin
   return mod[method](new Request(url(route), { method, headers, body }), params);
 };
 
-let tdb: TestDatabase;
+const tdb = setupTestDatabase({ poolSize: 4, routes: true, reset: false });
 const routes = Object.keys(MODULES)
   .map((k) => k.slice(2, -"/route.ts".length))
   .filter((r) => !OPEN.has(r))
@@ -32,8 +32,6 @@ let viewerToken = "";
 let operatorToken = "";
 
 beforeAll(async () => {
-  tdb = await createTestDatabase({ poolSize: 4 });
-  process.env.DATABASE_URL = tdb.url;
   const { POST } = await import("./tokens/route");
   const mk = async (name: string, role: string) => {
     const res = await POST(new Request("http://localhost/api/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, role }) }), { params: Promise.resolve({}) });
@@ -44,11 +42,6 @@ beforeAll(async () => {
   operatorToken = await mk("ci-operator", "operator");
 });
 
-afterAll(async () => {
-  const { getDb } = await import("@/lib/server/db");
-  await getDb().$client.end();
-  await tdb.drop();
-});
 
 describe("every API route", () => {
   it("covers the routes this test knows about", () => {

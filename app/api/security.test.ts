@@ -2,13 +2,13 @@
 // strings are stored verbatim (the console renders them as text), unknown fields and oversized
 // payloads are refused, and secrets in payloads are masked in answers and in the audit log while
 // an edit that sends the mask back keeps the stored secret.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { MASK } from "@/lib/security/mask";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { setupTestDatabase } from "@/lib/testing/db";
 
 type Ctx = { params: Promise<Record<string, string>> };
 type Handler = (req: Request, ctx: Ctx) => Promise<Response>;
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 4, routes: true, reset: false });
 let create: Handler;
 let get: Handler;
 let patch: Handler;
@@ -20,8 +20,6 @@ const json = (method: string, body: unknown) =>
 const named = (name: string): Ctx => ({ params: Promise.resolve({ name }) });
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 });
-  process.env.DATABASE_URL = t.url;
   create = (await import("./schedules/route")).POST as Handler;
   const one = await import("./schedules/[name]/route");
   get = one.GET as Handler;
@@ -29,11 +27,6 @@ beforeAll(async () => {
   audit = (await import("./schedules/[name]/audit/route")).GET as Handler;
 });
 
-afterAll(async () => {
-  const { getDb } = await import("@/lib/server/db");
-  await getDb().$client.end();
-  await t.drop();
-});
 
 describe("hostile strings", () => {
   it("refuses markup in a schedule name with a 400 naming the field", async () => {

@@ -2,31 +2,29 @@ import net from "node:net";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { advanceClock, setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
+import { makeRun, makeSchedule } from "../testing/factories";
+import { startReceiver } from "../testing/receiver";
 import { claimDeliveries, deliverOnce, DELIVERY_LEASE_SECONDS, DELIVERY_RETRY, finishDelivery } from "./deliveries";
 import { evaluateAlerts } from "./evaluate";
 import { sampleMessage } from "./message";
 import { sendToChannel, type SendContext } from "./send";
 import { parseSmtpUrl } from "./smtp";
-import { insertRun, insertSchedule, startReceiver } from "./testing";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 4 });
 let ok: Awaited<ReturnType<typeof startReceiver>>;
 let broken: Awaited<ReturnType<typeof startReceiver>>;
 const ctx: SendContext = { smtp: null, timeoutMs: 2_000 };
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 });
   ok = await startReceiver();
   broken = await startReceiver(() => 503);
 });
 afterAll(async () => {
   await ok?.close();
   await broken?.close();
-  await t?.drop();
 });
 beforeEach(async () => {
-  await t.pool.query("TRUNCATE schedules, alert_states, alert_events, alert_deliveries, alert_channels RESTART IDENTITY CASCADE");
   ok.received.length = 0;
   broken.received.length = 0;
 });
@@ -38,8 +36,8 @@ async function addChannel(name: string, kind: string, config: unknown) {
 /** A schedule that stopped succeeding at 10:00 and is late at 10:10:31: one firing event. */
 async function fireOneAlert() {
   await setClock(t.pool, "2030-01-01T09:00:00Z");
-  const id = await insertSchedule(t.pool, "nightly-report");
-  await insertRun(t.pool, id, "2030-01-01T10:00:00Z", "done", { finishedAt: "2030-01-01T10:00:00Z" });
+  const id = (await makeSchedule(t.db, { name: "nightly-report", everySeconds: 300 })).id;
+  await makeRun(t.db, { scheduleId: id, scheduledFor: new Date("2030-01-01T10:00:00Z"), state: "done", finishedAt: new Date("2030-01-01T10:00:00Z") });
   await setClock(t.pool, "2030-01-01T10:10:31Z");
   const r = await evaluateAlerts(t.db, { publicUrl: "http://console.test/", reminderSeconds: 3600 });
   expect(r.firing).toBe(1);

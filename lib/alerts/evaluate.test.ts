@@ -1,25 +1,20 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createDb, createPool, type Db } from "../db/client";
 import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
+import { makeRun, makeSchedule } from "../testing/factories";
 import { evaluateAlerts, type EvaluateOptions } from "./evaluate";
-import { insertRun, insertSchedule } from "./testing";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 3 });
 /** Three evaluators, each with its own two connections (lock session + page transactions), like three worker processes. */
 let workers: Db[];
 const opts: EvaluateOptions = { publicUrl: "http://console.test", reminderSeconds: 3600 };
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 3 });
   workers = [0, 1, 2].map(() => createDb(createPool(t.url, { max: 2 })));
 });
 afterAll(async () => {
   await Promise.all((workers ?? []).map((w) => w.$client.end()));
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.pool.query("TRUNCATE schedules, alert_states, alert_events, alert_deliveries, alert_channels RESTART IDENTITY CASCADE");
 });
 
 /** Stand the clock at `at`, then let all three workers evaluate at once. */
@@ -40,9 +35,9 @@ async function events() {
 describe("evaluateAlerts with three workers", () => {
   it("raises one late alert at the threshold, reminds after the interval and resolves once", async () => {
     await setClock(t.pool, "2030-01-01T09:00:00Z");
-    const id = await insertSchedule(t.pool, "report"); // every 300 s: late after 2 × 300 + 30 s grace
+    const id = (await makeSchedule(t.db, { name: "report", everySeconds: 300 })).id; // every 300 s: late after 2 × 300 + 30 s grace
     await t.pool.query("INSERT INTO alert_channels (name, kind, config) VALUES ('hook', 'webhook', '{\"url\":\"http://127.0.0.1:9/\"}')");
-    await insertRun(t.pool, id, "2030-01-01T10:00:00Z", "done", { startedAt: "2030-01-01T10:00:00Z", finishedAt: "2030-01-01T10:00:00Z" });
+    await makeRun(t.db, { scheduleId: id, scheduledFor: new Date("2030-01-01T10:00:00Z"), state: "done", startedAt: new Date("2030-01-01T10:00:00Z"), finishedAt: new Date("2030-01-01T10:00:00Z") });
 
     await evaluateAt("2030-01-01T10:05:00Z");
     await evaluateAt("2030-01-01T10:10:30Z"); // 630 s: at the threshold, not above it
@@ -64,7 +59,7 @@ describe("evaluateAlerts with three workers", () => {
     expect(ev.map((e) => e.kind)).toEqual(["firing", "reminder"]);
     expect(ev[1].details).toMatchObject({ firingSince: "2030-01-01T10:10:31+00:00", sinceLastSuccessSeconds: 4231 });
 
-    await insertRun(t.pool, id, "2030-01-01T11:15:00Z", "done", { startedAt: "2030-01-01T11:15:00Z", finishedAt: "2030-01-01T11:15:02Z" });
+    await makeRun(t.db, { scheduleId: id, scheduledFor: new Date("2030-01-01T11:15:00Z"), state: "done", startedAt: new Date("2030-01-01T11:15:00Z"), finishedAt: new Date("2030-01-01T11:15:02Z") });
     await evaluateAt("2030-01-01T11:15:05Z");
     await evaluateAt("2030-01-01T11:16:00Z");
     ev = await events();
@@ -78,11 +73,11 @@ describe("evaluateAlerts with three workers", () => {
 
   it("fires failing on a dead run and backlogged on an old pending run, once each", async () => {
     await setClock(t.pool, "2030-01-01T09:00:00Z");
-    const failing = await insertSchedule(t.pool, "failing");
-    const slow = await insertSchedule(t.pool, "slow", { backlogAfterSeconds: 120, lateAfterSeconds: 86_400 });
-    await insertRun(t.pool, failing, "2030-01-01T09:05:00Z", "done", { finishedAt: "2030-01-01T09:05:01Z" });
-    await insertRun(t.pool, failing, "2030-01-01T09:10:00Z", "dead", { finishedAt: "2030-01-01T09:10:05Z", attempts: 6 });
-    await insertRun(t.pool, slow, "2030-01-01T09:10:00Z", "pending");
+    const failing = (await makeSchedule(t.db, { name: "failing", everySeconds: 300 })).id;
+    const slow = (await makeSchedule(t.db, { name: "slow", everySeconds: 300, backlogAfterSeconds: 120, lateAfterSeconds: 86_400 })).id;
+    await makeRun(t.db, { scheduleId: failing, scheduledFor: new Date("2030-01-01T09:05:00Z"), state: "done", finishedAt: new Date("2030-01-01T09:05:01Z") });
+    await makeRun(t.db, { scheduleId: failing, scheduledFor: new Date("2030-01-01T09:10:00Z"), state: "dead", finishedAt: new Date("2030-01-01T09:10:05Z"), attempts: 6 });
+    await makeRun(t.db, { scheduleId: slow, scheduledFor: new Date("2030-01-01T09:10:00Z"), state: "pending" });
 
     await evaluateAt("2030-01-01T09:12:00Z"); // slow's pending run is 120 s old: not above
     await evaluateAt("2030-01-01T09:12:01Z");
@@ -96,9 +91,9 @@ describe("evaluateAlerts with three workers", () => {
 
   it("resolves the alerts of a schedule that is paused or deleted, and never fires for them", async () => {
     await setClock(t.pool, "2030-01-01T09:00:00Z");
-    const a = await insertSchedule(t.pool, "paused-later");
-    const b = await insertSchedule(t.pool, "deleted-later");
-    await insertSchedule(t.pool, "paused-always", { enabled: false });
+    const a = (await makeSchedule(t.db, { name: "paused-later", everySeconds: 300 })).id;
+    const b = (await makeSchedule(t.db, { name: "deleted-later", everySeconds: 300 })).id;
+    await makeSchedule(t.db, { name: "paused-always", everySeconds: 300, enabled: false });
     await evaluateAt("2030-01-01T10:00:00Z"); // both never succeeded in an hour: late
     expect((await events()).map((e) => e.kind)).toEqual(["firing", "firing"]);
 
@@ -115,8 +110,8 @@ describe("evaluateAlerts in pages", () => {
   it("evaluates every schedule however small the page, with the same events", async () => {
     await setClock(t.pool, "2030-01-01T09:00:00Z");
     const ids: number[] = [];
-    for (const name of ["a", "b", "c", "d", "e"]) ids.push(await insertSchedule(t.pool, name));
-    for (const id of ids) await insertRun(t.pool, id, "2030-01-01T10:00:00Z", "done", { startedAt: "2030-01-01T10:00:00Z", finishedAt: "2030-01-01T10:00:00Z" });
+    for (const name of ["a", "b", "c", "d", "e"]) ids.push((await makeSchedule(t.db, { name: name, everySeconds: 300 })).id);
+    for (const id of ids) await makeRun(t.db, { scheduleId: id, scheduledFor: new Date("2030-01-01T10:00:00Z"), state: "done", startedAt: new Date("2030-01-01T10:00:00Z"), finishedAt: new Date("2030-01-01T10:00:00Z") });
     await setClock(t.pool, "2030-01-01T11:00:00Z");
     const r = await evaluateAlerts(workers[0], { ...opts, pageSize: 2 });
     expect(r).toMatchObject({ evaluated: true, firing: 5 });

@@ -40,11 +40,11 @@ export const ALERTS_LOCK_KEY = "slotkeeper:alerts";
  * One evaluation pass: detect transitions and due reminders, record events and queue deliveries.
  *
  * One evaluator at a time: a session-level advisory lock on a connection held for the pass (a
- * crashed worker's session ends and frees it). Each page is its own short transaction. One
- * transaction over every page held PostgreSQL's xmin back for the whole pass (~20 s at 400,000
- * schedules); when that overlapped the top of the hour, index entries of claimed runs could not be
- * cleaned and the spike's last start went from 17 s to 82 s (npm run bench). Verdicts are per
- * schedule and every page compares with the stored state, so pages need no common snapshot.
+ * crashed worker's session ends and frees it). Each page is its own short transaction: one
+ * transaction over every page would hold PostgreSQL's xmin back for the whole pass, and a pass that
+ * overlaps the top of the hour would keep the index entries of claimed runs from being cleaned,
+ * which slows every claim of the spike. Verdicts are per schedule and every page compares with the
+ * stored state, so pages need no common snapshot.
  */
 export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?: number }): Promise<EvaluateResult> {
   const lockClient = await db.$client.connect();
@@ -54,12 +54,12 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     locked = lock.rows[0].ok;
     if (!locked) return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
     const result: EvaluateResult = { evaluated: true, firing: 0, resolved: 0, reminders: 0 };
-    // Page through schedules by id: loading every schedule's health at once cost a worker
-    // ~3.5 GB at 400,000 schedules.
+    // Page through schedules by id: a worker's memory for one pass stays one page's worth,
+    // however many schedules there are.
     for (let after = 0, more = true; more; ) {
       more = await db.transaction(async (tx) => {
         // The health read is thousands of small index probes; its summed cost estimate trips JIT,
-        // whose compile time (~150 ms at 3,000 schedules) exceeds what it saves here.
+        // whose compile time exceeds what it saves here.
         await tx.execute(sql`SET LOCAL jit = off`);
         const page = await schedulePage(tx, after, opts.pageSize ?? EVALUATE_PAGE_SIZE);
         if (page.length === 0) return false;
@@ -139,9 +139,8 @@ const queueDeliveries = sql`
 
 /**
  * Only a firing verdict or a verdict on a rule that is firing now can change anything: keep those.
- * In a healthy fleet that is next to none, so a page of 2,000 schedules no longer sends 6,000
- * verdicts with their details to be compared (60 ms of database time per page, which made a pass
- * over 400,000 schedules take over a minute; measured with log_min_duration_statement = 0).
+ * In a healthy fleet that is next to none, so a page does not send three verdicts per schedule,
+ * with their details, to the database to be compared with the stored states.
  */
 async function thatCanChange(tx: Tx, verdicts: RuleVerdict[]): Promise<RuleVerdict[]> {
   const ids = [...new Set(verdicts.filter((v) => !v.firing).map((v) => v.scheduleId))];

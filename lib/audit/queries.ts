@@ -1,5 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { scheduleIdsByName } from "../schedules/queries";
 import { maskSecrets } from "../security/mask";
 
 /** One audit entry as the API shows it (secrets in before/after masked). */
@@ -32,7 +33,8 @@ export async function listAudit(db: Db, f: AuditFilter): Promise<{ entries: Audi
   const where: SQL[] = [];
   if (f.scheduleId !== undefined) where.push(sql`schedule_id = ${f.scheduleId}`);
   if (f.schedule !== undefined) {
-    where.push(sql`(schedule_id IN (SELECT id FROM schedules WHERE name = ${f.schedule})
+    const ids = await scheduleIdsByName(db, f.schedule);
+    where.push(sql`(schedule_id = ANY(${sql.param(ids)}::bigint[])
       OR (target_type = 'schedule' AND (before->>'name' = ${f.schedule} OR after->>'name' = ${f.schedule})))`);
   }
   if (f.actor !== undefined) where.push(sql`actor = ${f.actor}`);

@@ -3,7 +3,7 @@ import { z } from "zod";
 
 /**
  * Access-control settings, read from the environment. Kept beside the auth code rather than in
- * lib/config.ts because only the web process needs them; the README's config table lists them.
+ * lib/config.ts because only the web process needs them; docs/operations.md's configuration table lists them.
  */
 export type AccessSettings = {
   /** "loopback-only" when no password is configured: only this machine may use the console. */

@@ -4,6 +4,7 @@
  * while typing (as a one-field patch) and on the whole body before saving.
  */
 import { AppError } from "../errors";
+import { SCHEDULE_DEFAULTS } from "../schedules/defaults";
 import { parseScheduleInput } from "../schedules/input";
 import type { Schedule } from "./schedules";
 
@@ -34,27 +35,31 @@ export type FormValues = {
 /** Field errors keyed by the API's field path ("cron", "retry.capSeconds", …); "form" for the rest. */
 export type FieldErrors = Partial<Record<string, string>>;
 
+/**
+ * A new schedule's form: the schedule defaults (lib/schedules/defaults.ts, the same the API fills
+ * in), plus suggestions for what has no default (a handler and a timing to start from).
+ */
 export const DEFAULT_VALUES: FormValues = {
   name: "",
-  description: "",
+  description: SCHEDULE_DEFAULTS.description,
   handler: "noop",
-  payload: "{}",
+  payload: JSON.stringify(SCHEDULE_DEFAULTS.payload),
   timingKind: "cron",
   cron: "*/15 * * * *",
   everySeconds: "300",
-  timezone: "UTC",
-  catchUp: "latest",
-  maxLatenessSeconds: "",
-  jitterSeconds: "0",
-  overlap: "allow",
-  retryMaxAttempts: "6",
-  retryBaseSeconds: "30",
-  retryCapSeconds: "900",
-  leaseSeconds: "60",
+  timezone: SCHEDULE_DEFAULTS.timezone,
+  catchUp: SCHEDULE_DEFAULTS.catchUp,
+  maxLatenessSeconds: SCHEDULE_DEFAULTS.maxLatenessSeconds ?? "",
+  jitterSeconds: String(SCHEDULE_DEFAULTS.jitterSeconds),
+  overlap: SCHEDULE_DEFAULTS.overlap,
+  retryMaxAttempts: String(SCHEDULE_DEFAULTS.retry.maxAttempts),
+  retryBaseSeconds: String(SCHEDULE_DEFAULTS.retry.baseSeconds),
+  retryCapSeconds: String(SCHEDULE_DEFAULTS.retry.capSeconds),
+  leaseSeconds: String(SCHEDULE_DEFAULTS.leaseSeconds),
   lateAfterSeconds: "",
   lateGraceSeconds: "",
   backlogAfterSeconds: "",
-  enabled: true,
+  enabled: SCHEDULE_DEFAULTS.enabled,
 };
 
 /** The form's starting values for an existing schedule. */

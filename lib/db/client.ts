@@ -13,17 +13,16 @@ export type PoolOptions = { max?: number; applicationName?: string; idleInTransa
 /** A pg pool for one process. Errors on idle clients are logged by the caller, never thrown. */
 export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
   // Claim, finish and heartbeat run as named prepared statements (lib/db/prepared.ts), each planned
-  // once per connection: a generic plan. Each is written as index probes or TID look-ups driven by
-  // its arrays, a plan that is right whatever the values; a plan made for the values was not.
-  // With a batch of 1,000, or a small queue, the finish's custom plan trusted statistics that say
-  // no row has this worker as lease owner, seq-scanned run_queue once per run and took 150-370 ms
-  // per batch instead of ~9 (.scratch measurements, see the README); planning also cost 0.3-0.4 ms
-  // per statement. lib/db/plans.test.ts holds the hot statements to their plans. Only named
-  // statements are affected; plain ones are planned for their values anyway.
-  // No JIT: its compile step costs about half a second (measured: 495 ms of LLVM work for the
-  // lateness pass, a statement that finds nothing and runs in 3 ms without it), and our statements
-  // are short OLTP ones whose row estimates (a backlog, a whole partition) can still cross
-  // jit_above_cost. Servers built without LLVM (the embedded one) ignore the setting.
+  // once per connection: a generic plan (plan_cache_mode = force_generic_plan). Each is written as
+  // index probes or TID look-ups driven by its arrays, a plan that is right whatever the values; a
+  // plan made for the values was not: with a large batch, or a small queue, the finish's custom
+  // plan trusted statistics that say no row has this worker as lease owner and scanned run_queue
+  // once per run. A generic plan also skips planning on every execution. lib/db/plans.test.ts
+  // holds the hot statements to their plans. Only named statements are affected; plain ones are
+  // planned for their values anyway.
+  // No JIT: its compile step costs far more than our statements run (short OLTP ones whose row
+  // estimates, a backlog or a whole partition, can still cross jit_above_cost). Servers built
+  // without LLVM (the embedded one) ignore the setting.
   const options: string[] = ["-c plan_cache_mode=force_generic_plan", "-c jit=off"];
   // A transaction left open (say, by a bug) must not block vacuum on the runs table for long.
   if (opts.idleInTransactionTimeoutMs) options.push(`-c idle_in_transaction_session_timeout=${opts.idleInTransactionTimeoutMs}`);

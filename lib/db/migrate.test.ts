@@ -1,14 +1,10 @@
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { advanceClock, dbNow, runClockFrom, setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { migrateDatabase } from "./migrate";
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => t.drop());
+const t = setupTestDatabase();
 
 describe("migrations", () => {
   it("can be applied again, and by four processes at once, without error or duplicates", async () => {
@@ -36,7 +32,6 @@ describe("the database clock", () => {
     expect((await dbNow(t.pool)).toISOString()).toBe("2026-01-05T10:02:00.000Z");
     await advanceClock(t.pool, 50 * 60_000);
     expect((await dbNow(t.pool)).toISOString()).toBe("2026-01-05T10:52:00.000Z");
-    await setClock(t.pool, null);
   });
 
   it("is shared by every connection, so separate processes agree on the time", async () => {
@@ -46,7 +41,6 @@ describe("the database clock", () => {
     const { rows } = await other.query<{ now: Date }>("SELECT sk_now() AS now");
     await other.end();
     expect(rows[0].now.getUTCFullYear()).toBe(2030);
-    await setClock(t.pool, null);
   });
 });
 

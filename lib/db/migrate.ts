@@ -12,15 +12,16 @@ export const migrationsFolder = path.resolve(process.cwd(), "drizzle");
 /**
  * Apply pending migrations. Safe to run twice (drizzle records what it applied) and safe to run
  * from several processes at once: they queue on one advisory lock, so only one applies each file.
+ * `migrationsFolder` is for tests that apply part of the history (lib/db/upgrade.test.ts).
  */
-export async function migrateDatabase(url: string): Promise<void> {
+export async function migrateDatabase(url: string, opts: { migrationsFolder?: string } = {}): Promise<void> {
   const client = new pg.Client({ connectionString: url, application_name: "slotkeeper:migrate" });
   await client.connect();
   try {
     await client.query("SET client_min_messages = warning");
     await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_LOCK_KEY.toString()]);
     try {
-      await migrate(drizzle(client), { migrationsFolder });
+      await migrate(drizzle(client), { migrationsFolder: opts.migrationsFolder ?? migrationsFolder });
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_LOCK_KEY.toString()]);
     }

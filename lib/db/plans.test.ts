@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { beforeAll, describe, expect, it } from "vitest";
+import { setupTestDatabase } from "../testing/db";
 import { seqScannedTables } from "../testing/plans";
 import { preparedStatements } from "./prepared";
 // Loaded for the statements they prepare.
@@ -8,13 +8,11 @@ import "../runs/finish";
 import "../runs/lease";
 import "../runs/next-due";
 
-let t: TestDatabase;
-
 // The hot statements run with generic plans (createPool: plan_cache_mode = force_generic_plan),
 // planned once without their values. A generic plan that scans a whole table would run for every
 // batch, at the top of the hour too: each must reach rows through an index or by TID.
+const t = setupTestDatabase({ reset: false });
 beforeAll(async () => {
-  t = await createTestDatabase();
   // A queue of some size, as the planner will see it in production: 20,000 pending runs, analysed.
   await t.pool.query(`INSERT INTO schedules (name, handler, every_seconds, enabled, next_slot_at, partition, catch_up)
     SELECT 'plan-' || g, 'noop', 3600, false, '2100-01-01', g % 16, 'all' FROM generate_series(1, 2000) g`);
@@ -24,9 +22,6 @@ beforeAll(async () => {
     FROM schedules s CROSS JOIN generate_series(1, 10) h`);
   await t.pool.query("VACUUM ANALYZE runs");
   await t.pool.query("VACUUM ANALYZE run_queue");
-});
-afterAll(async () => {
-  await t?.drop();
 });
 
 describe("hot-path statements' generic plans", () => {

@@ -17,12 +17,12 @@ export type Prepared = {
 
 /**
  * Build a hot-path statement (claim, finish, heartbeat) once. Each pooled connection then parses
- * and plans its text once as a named prepared statement and afterwards only binds values; and the
- * worker does not rebuild the text from Drizzle's template on every batch (the build was about 4 %
- * of a worker's busy time in the spike; profiled with BENCH_NODE_ARGS="--cpu-prof"). The name is
- * derived from the text, so every variant gets its own name and a name never meets a second text.
- * Plans stay custom (createPool sets plan_cache_mode): what is saved is the parse and analysis
- * of a long statement, about 0.5 ms per 500-run batch (scripts/bench/profile.ts).
+ * and plans its text once as a named prepared statement and afterwards only binds values, and the
+ * worker does not rebuild the text from Drizzle's template on every batch. The name is derived
+ * from the text, so every variant gets its own name and a name never meets a second text.
+ * Plans are generic (createPool sets plan_cache_mode = force_generic_plan): each connection plans
+ * a statement once, without its values, and lib/db/plans.test.ts checks those plans read rows by
+ * index or TID.
  *
  * Needs a session-mode connection: a transaction-mode pooler without prepared-statement support
  * would hand the statement to a server that never saw it.
@@ -51,10 +51,8 @@ export async function runPrepared<T extends Record<string, unknown>>(db: Db, sta
 /**
  * A PostgreSQL array literal of integers (or nulls), for a `$n::int[]`-style parameter. pg would
  * serialise a JS array element by element, quoting and escaping each one (two regular expressions
- * per element: 5 % of a worker's time in the spike, for arrays that hold only numbers). Written by
- * join, which makes the literal in one string: appending element by element made two strings per
- * element (the finish's three arrays were 240 bytes of garbage per run; sampled with the inspector's
- * heap profiler over a one-worker drain, see the README).
+ * per element, for arrays that hold only numbers). Written by join, which makes the literal in one
+ * string: appending element by element would make two garbage strings per element, per run.
  */
 export function intArray(values: readonly (number | null | undefined)[]): string {
   let nulls = false;

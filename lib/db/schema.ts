@@ -14,6 +14,7 @@ import {
   timestamp,
   uniqueIndex,
 } from "drizzle-orm/pg-core";
+import { SCHEDULE_DEFAULTS } from "../schedules/defaults";
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" });
 
@@ -28,7 +29,7 @@ export const skipReason = pgEnum("skip_reason", ["missed", "coalesced", "too_lat
 export const attemptOutcome = pgEnum("attempt_outcome", ["succeeded", "failed", "timed_out", "lease_expired", "aborted"]);
 
 /**
- * A schedule says WHEN and WHAT. `next_slot_at` is the high-water mark: the next slot the tick
+ * A schedule says WHEN and WHAT. Column defaults are the schedule defaults (lib/schedules/defaults.ts). `next_slot_at` is the high-water mark: the next slot the tick
  * has not materialised yet. It lives here, not in a worker, so restarts never lose slots.
  */
 export const schedules = pgTable(
@@ -36,21 +37,21 @@ export const schedules = pgTable(
   {
     id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
     name: text("name").notNull(),
-    description: text("description").notNull().default(""),
+    description: text("description").notNull().default(SCHEDULE_DEFAULTS.description),
     handler: text("handler").notNull(),
-    payload: jsonb("payload").notNull().default({}),
+    payload: jsonb("payload").notNull().default(SCHEDULE_DEFAULTS.payload),
     cron: text("cron"),
     everySeconds: integer("every_seconds"),
-    timezone: text("timezone").notNull().default("UTC"),
-    catchUp: catchUpPolicy("catch_up").notNull().default("latest"),
+    timezone: text("timezone").notNull().default(SCHEDULE_DEFAULTS.timezone),
+    catchUp: catchUpPolicy("catch_up").notNull().default(SCHEDULE_DEFAULTS.catchUp),
     maxLatenessSeconds: integer("max_lateness_seconds"),
-    jitterSeconds: integer("jitter_seconds").notNull().default(0),
-    overlap: overlapPolicy("overlap").notNull().default("allow"),
-    retryMaxAttempts: integer("retry_max_attempts").notNull().default(6),
-    retryBaseSeconds: integer("retry_base_seconds").notNull().default(30),
-    retryCapSeconds: integer("retry_cap_seconds").notNull().default(900),
-    leaseSeconds: integer("lease_seconds").notNull().default(60),
-    enabled: boolean("enabled").notNull().default(true),
+    jitterSeconds: integer("jitter_seconds").notNull().default(SCHEDULE_DEFAULTS.jitterSeconds),
+    overlap: overlapPolicy("overlap").notNull().default(SCHEDULE_DEFAULTS.overlap),
+    retryMaxAttempts: integer("retry_max_attempts").notNull().default(SCHEDULE_DEFAULTS.retry.maxAttempts),
+    retryBaseSeconds: integer("retry_base_seconds").notNull().default(SCHEDULE_DEFAULTS.retry.baseSeconds),
+    retryCapSeconds: integer("retry_cap_seconds").notNull().default(SCHEDULE_DEFAULTS.retry.capSeconds),
+    leaseSeconds: integer("lease_seconds").notNull().default(SCHEDULE_DEFAULTS.leaseSeconds),
+    enabled: boolean("enabled").notNull().default(SCHEDULE_DEFAULTS.enabled),
     nextSlotAt: ts("next_slot_at").notNull(),
     partition: integer("partition").notNull(),
     /** Health overrides; null means the default rule. */
@@ -68,7 +69,7 @@ export const schedules = pgTable(
     version: integer("version").notNull().default(1),
     /**
      * The run_settings row holding this schedule's handler, payload and retry policy. Set by a
-     * trigger on every insert and on every edit of those columns (drizzle/0008_run_settings.sql),
+     * trigger on every insert and on every edit of those columns (lib/db/sql/triggers/schedules_settings.sql),
      * so no writer supplies it and none can get it wrong; it is never null once a row is stored.
      */
     settingsId: bigint("settings_id", { mode: "number" }),
@@ -90,14 +91,22 @@ export const schedules = pgTable(
  * unique: that key is the whole "each slot exists once" promise. `attempts` is the fencing token: it
  * rises on every claim.
  *
- * While a run is unfinished its live part (claimable when, running where, the current token) is in
- * `run_queue`, and this row is written only when the run settles or waits again: at materialisation,
- * at the end of each attempt (done, retry, dead) and by operator actions. A claim never touches it,
- * so `state` here reads 'pending' for a run that is running; read the state through `run_status`
- * (drizzle/0006_run_queue.sql), which overlays the queue. Why: no index of runs mentions the state,
- * so the finish, the one write of the top of the hour, is a HOT update with no index entry at all,
- * and the claim rewrites a narrow queue row instead of this wide one (scripts/bench: 2.4x the starts
- * per second of the layout where claims and finishes moved runs between partial indexes here).
+ * Where a run lives: here (the record) and, while it is unfinished, in `run_queue` (its live part:
+ * claimable when, running where, the current token). This row is written only when the run settles
+ * or waits again: at materialisation, at the end of each attempt (done, retry, dead) and by operator
+ * actions. A claim never touches it, so `state` here reads 'pending' for a run that is running; read
+ * a run's state through the `run_status` view. Why two tables: no index of runs mentions the state,
+ * so the finish, the one write of the top of the hour, is a HOT update with no index entry, and the
+ * claim rewrites a narrow queue row instead of this wide one.
+ *
+ * What keeps the two tables together (each file under lib/db/sql/ says why it exists):
+ * - triggers/runs_queue_insert.sql: inserting a pending or dead run queues it;
+ * - triggers/runs_queue_delete.sql, triggers/runs_queue_truncate.sql: deleting runs drops their queue rows;
+ * - triggers/schedules_queue_copies.sql, triggers/schedules_settings.sql: schedule edits reach the queued copies;
+ * - views/run_status.sql (a run as it stands now), views/run_attempts.sql (its attempt history).
+ * Which statement claims it: lib/runs/claim/plain.ts (the top of the hour, one partition per
+ * statement), lib/runs/claim/exclusive.ts (overlap forbid/skip), lib/runs/claim/rescue.ts (expired
+ * leases); lib/runs/finish.ts ends an attempt in both tables in one statement.
  */
 export const runs = pgTable(
   "runs",
@@ -128,9 +137,6 @@ export const runs = pgTable(
     attempts: integer("attempts").notNull().default(0),
     /** Claims allowed before the run goes dead; re-queue raises it. */
     maxAttempts: integer("max_attempts").notNull(),
-    /** Unused since 0006 (the lease lives in run_queue); kept so older rows read the same. */
-    leaseOwner: text("lease_owner"),
-    leaseExpiresAt: ts("lease_expires_at"),
     startedAt: ts("started_at"),
     finishedAt: ts("finished_at"),
     /**
@@ -154,6 +160,8 @@ export const runs = pgTable(
     // primary key, and neither names the state: see the table comment.
     uniqueIndex("runs_slot_key").on(t.scheduleId, t.scheduledFor.desc(), t.slotSeq.desc()),
     check("runs_attempts_nonneg", sql`attempts >= 0`),
+    // 'running' lives on the queue row (with its lease), which a claim writes; the record never says it.
+    check("runs_state_recorded", sql`state <> 'running'`),
   ],
 );
 
@@ -162,8 +170,8 @@ export const runs = pgTable(
  * them: at the top of the hour hundreds of thousands of runs name one row. Rows are never changed
  * (an edit of a schedule points it at another row, made if need be) and never deleted, so a worker
  * may hold on to what it read, and queue rows need no foreign key (no check per queued run).
- * Unique on the settings themselves, the payload by its SHA-256 (sk_payload_digest; a jsonb can outgrow an
- * index entry).
+ * Unique on the settings themselves, the payload by its SHA-256 (a jsonb can outgrow an index
+ * entry): lib/db/sql/functions/sk_payload_digest.sql, and sk_settings_id.sql finds or makes a row.
  */
 export const runSettings = pgTable(
   "run_settings",
@@ -181,14 +189,15 @@ export const runSettings = pgTable(
 /**
  * The live part of every unfinished run: one row per run that is pending, running or dead, none for
  * a settled one (done, skipped). The claim, the heartbeat and the finish work here; `runs` keeps the
- * record. Kept in step with `runs` in the same statement by the code that moves a run, and by
- * triggers on runs for inserts and deletes (any INSERT of a pending run queues it; deleting a run
- * drops its row). Narrow on purpose: a claim rewrites this row (a new version, one index entry, in
- * run_queue_running_idx) and nothing else.
+ * record (see its comment for what keeps the two together). Kept in step with `runs` in the same
+ * statement by the code that moves a run, and by the triggers on runs for inserts and deletes
+ * (lib/db/sql/triggers/runs_queue_*.sql). Narrow on purpose: a claim rewrites this row (a new
+ * version, one index entry, in run_queue_running_idx) and nothing else.
  *
  * No primary key: every index here is partial on the state, so a claim (pending → running) adds one
  * entry, to run_queue_running_idx; a key on run_id would be a second entry per claim. Rows are found
  * by (schedule_id, scheduled_for) through the index of their state, then checked on run_id.
+ * Storage settings: lib/db/sql/tables/run_queue.sql.
  */
 export const runQueue = pgTable(
   "run_queue",
@@ -209,10 +218,9 @@ export const runQueue = pgTable(
     leaseExpiresAt: ts("lease_expires_at"),
     startedAt: ts("started_at"),
     // What the claim hands a worker, copied from the schedule when the run is queued and rewritten
-    // in the same transaction as any edit of the schedule (a trigger on schedules, 0006 and 0008):
-    // the claim of the top of the hour then reads nothing but this row, and one run_settings row
-    // per group of runs it claims. A schedule probe per run was a third of the claim's statement
-    // time (5-7 µs of ~20, on a 200,000-run drain).
+    // in the same transaction as any edit of the schedule (lib/db/sql/triggers/runs_queue_insert.sql,
+    // schedules_queue_copies.sql): the claim of the top of the hour then reads nothing but this row,
+    // and one run_settings row per group of runs it claims, never the schedule.
     /** Overlap policy: 'allow' runs are claimed without looking at their predecessors. */
     overlap: overlapPolicy("overlap").notNull().default("allow"),
     scheduleName: text("schedule_name").notNull(),
@@ -220,10 +228,9 @@ export const runQueue = pgTable(
     leaseSeconds: integer("lease_seconds").notNull(),
     /**
      * Handler, payload and retry policy, shared by every schedule with the same ones (run_settings).
-     * Why not copies of them: a claim rewrites this row, and the copies made it a fifth wider; the
-     * claim also groups its runs by their settings, and a number hashes for less than a jsonb and
-     * three texts. Claim statement time per run, with the slot also read through date_part:
-     * 14.7–15.9 → 12.1–13.3 µs (one connection, 150 interleaved 500-run batches each; README).
+     * Why a number rather than copies of them: a claim rewrites this row, which copies would make a
+     * fifth wider, and the claim groups its runs by their settings, where a number hashes for less
+     * than a jsonb and three texts.
      */
     settingsId: bigint("settings_id", { mode: "number" }).notNull(),
   },
@@ -246,7 +253,7 @@ export const runQueue = pgTable(
  * leases lost. A run that succeeded on its first attempt, the common case, writes no row here: its
  * one attempt is on the run row (worker_id, started_at, finished_at, duration_ms), which keeps the
  * finish at one bulk UPDATE. Read the complete history from the `run_attempts` view, which adds
- * those rows back (drizzle/0003_attempts_on_run_row.sql).
+ * those rows back (lib/db/sql/views/run_attempts.sql).
  */
 export const attempts = pgTable(
   "attempts",
@@ -413,7 +420,7 @@ export const cluster = pgTable(
     partitions: integer("partitions").notNull().default(16),
     /**
      * When a worker last looked for expired run leases (sk_now()): one look per poll interval for
-     * the whole cluster, not one per worker (lib/runs/claim.ts, the rescue's gate).
+     * the whole cluster, not one per worker (lib/runs/claim/rescue.ts, the gate).
      */
     rescuedAt: timestamp("rescued_at", { withTimezone: true }),
   },
@@ -421,8 +428,8 @@ export const cluster = pgTable(
 );
 
 /**
- * The database clock's test override (one row, id = 1). `sk_now()` returns `frozen_at` when set,
- * else `now() + shift`. Production leaves it at (0, null): every due/expired/late comparison then
+ * The database clock's test override (one row, id = 1). `sk_now()` (lib/db/sql/functions/sk_now.sql)
+ * returns `frozen_at` when set, else `now() + shift`. Production leaves it at (0, null): every due/expired/late comparison then
  * reads the database's own `now()`.
  */
 export const clock = pgTable(

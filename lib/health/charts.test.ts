@@ -1,30 +1,17 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
+import { makeRun, makeSchedule } from "../testing/factories";
 import { getHealthCharts } from "./charts";
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 });
-});
-afterAll(async () => {
-  await t?.drop();
-});
+const t = setupTestDatabase({ poolSize: 4 });
 
-async function run(scheduleId: number, slot: string, state: string, startedAt: string | null, finishedAt: string | null) {
-  await t.pool.query(
-    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts, started_at, finished_at)
-     VALUES ($1, 0, $2, $2, $2, $3, 6, $4, $5)`,
-    [scheduleId, slot, state, startedAt, finishedAt],
-  );
-}
+const run = (scheduleId: number, slot: string, state: "pending" | "done" | "dead", startedAt: string | null, finishedAt: string | null) =>
+  makeRun(t.db, { scheduleId, scheduledFor: new Date(slot), state, startedAt: startedAt ? new Date(startedAt) : null, finishedAt: finishedAt ? new Date(finishedAt) : null });
 
 it("buckets outcomes, since-last-success and oldest pending age over the window", async () => {
   await setClock(t.pool, "2030-01-01T10:00:30Z");
-  const { rows } = await t.pool.query<{ id: number }>(
-    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('m', 'noop', 60, sk_now(), 0) RETURNING id`,
-  );
-  const id = Number(rows[0].id);
+  const { id } = await makeSchedule(t.db, { name: "m" });
   await run(id, "2030-01-01T08:00:00Z", "done", "2030-01-01T08:00:01Z", "2030-01-01T08:00:02Z"); // before the window
   await run(id, "2030-01-01T09:30:00Z", "done", "2030-01-01T09:30:01Z", "2030-01-01T09:30:05Z");
   await run(id, "2030-01-01T09:40:00Z", "dead", "2030-01-01T09:40:01Z", "2030-01-01T09:40:02Z");
@@ -51,10 +38,7 @@ it("buckets outcomes, since-last-success and oldest pending age over the window"
 
 it("leaves since-last-success empty before a schedule's first success", async () => {
   await setClock(t.pool, "2030-01-02T10:00:30Z");
-  const { rows } = await t.pool.query<{ id: number }>(
-    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('fresh', 'noop', 60, sk_now(), 0) RETURNING id`,
-  );
-  const id = Number(rows[0].id);
+  const { id } = await makeSchedule(t.db, { name: "fresh" });
   await run(id, "2030-01-02T09:50:00Z", "done", "2030-01-02T09:50:01Z", "2030-01-02T09:50:02Z");
   const c = await getHealthCharts(t.db, [{ id, name: "fresh" }], "1h");
   expect(c.sinceLastSuccess[0][`s${id}`]).toBeNull();

@@ -1,32 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
+import { makeRun, makeSchedule } from "../testing/factories";
 import { deriveStatus, getScheduleHealth, lateAfterSecondsFor } from "./schedule-health";
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 2 });
-});
-afterAll(async () => {
-  await t?.drop();
-});
+const t = setupTestDatabase({ poolSize: 2 });
 
-async function makeSchedule(name: string, opts: { everySeconds?: number; cron?: string; enabled?: boolean; createdAt?: string; lateAfter?: number } = {}) {
-  const { rows } = await t.pool.query<{ id: number }>(
-    `INSERT INTO schedules (name, handler, cron, every_seconds, enabled, next_slot_at, partition, created_at, late_after_seconds)
-     VALUES ($1, 'noop', $2, $3, $4, sk_now(), 0, $5, $6) RETURNING id`,
-    [name, opts.cron ?? null, opts.cron ? null : (opts.everySeconds ?? 300), opts.enabled ?? true, opts.createdAt ?? "2030-01-01T09:00:00Z", opts.lateAfter ?? null],
-  );
-  return Number(rows[0].id);
-}
-
-async function makeRun(scheduleId: number, slot: string, state: string, finishedAt?: string) {
-  await t.pool.query(
-    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts, finished_at)
-     VALUES ($1, 0, $2, $2, $2, $3, 6, $4)`,
-    [scheduleId, slot, state, finishedAt ?? null],
-  );
-}
+/** A schedule created at 09:00 (every 300 s unless told otherwise). */
+const schedule = async (name: string, o: Parameters<typeof makeSchedule>[1] = {}) =>
+  (await makeSchedule(t.db, { name, everySeconds: 300, createdAt: new Date("2030-01-01T09:00:00Z"), ...o })).id;
+const run = (scheduleId: number, slot: string, state: "pending" | "done" | "dead", finishedAt?: string) =>
+  makeRun(t.db, { scheduleId, scheduledFor: new Date(slot), state, finishedAt: finishedAt ? new Date(finishedAt) : undefined });
 
 describe("lateAfterSecondsFor", () => {
   const base = { enabled: true, cron: null, everySeconds: 300, timezone: "UTC", lateAfterSeconds: null, lateGraceSeconds: null, backlogAfterSeconds: null };
@@ -69,18 +53,18 @@ describe("deriveStatus", () => {
 describe("getScheduleHealth", () => {
   it("reads the three numbers against the database clock", async () => {
     await setClock(t.pool, "2030-01-01T10:00:00Z");
-    const ok = await makeSchedule("ok");
-    await makeRun(ok, "2030-01-01T09:50:00Z", "done", "2030-01-01T09:50:02Z");
-    await makeRun(ok, "2030-01-01T09:55:00Z", "done", "2030-01-01T09:55:03Z");
-    await makeRun(ok, "2030-01-01T10:05:00Z", "pending"); // materialised ahead: not yet waiting
+    const ok = await schedule("ok");
+    await run(ok, "2030-01-01T09:50:00Z", "done", "2030-01-01T09:50:02Z");
+    await run(ok, "2030-01-01T09:55:00Z", "done", "2030-01-01T09:55:03Z");
+    await run(ok, "2030-01-01T10:05:00Z", "pending"); // materialised ahead: not yet waiting
 
-    const stuck = await makeSchedule("stuck");
-    await makeRun(stuck, "2030-01-01T09:30:00Z", "done", "2030-01-01T09:30:01Z");
-    await makeRun(stuck, "2030-01-01T09:35:00Z", "dead", "2030-01-01T09:36:00Z");
-    await makeRun(stuck, "2030-01-01T09:40:00Z", "pending");
-    await makeRun(stuck, "2030-01-01T09:45:00Z", "pending");
+    const stuck = await schedule("stuck");
+    await run(stuck, "2030-01-01T09:30:00Z", "done", "2030-01-01T09:30:01Z");
+    await run(stuck, "2030-01-01T09:35:00Z", "dead", "2030-01-01T09:36:00Z");
+    await run(stuck, "2030-01-01T09:40:00Z", "pending");
+    await run(stuck, "2030-01-01T09:45:00Z", "pending");
 
-    const paused = await makeSchedule("paused", { enabled: false });
+    const paused = await schedule("paused", { enabled: false });
     const health = await getScheduleHealth(t.db, [ok, stuck, paused]);
 
     expect(health.get(ok)).toMatchObject({ sinceLastSuccessSeconds: 297, deadRuns: 0, oldestPendingAgeSeconds: null, status: "healthy", lateAfterSeconds: 630 });
@@ -90,11 +74,11 @@ describe("getScheduleHealth", () => {
 
   it("calls a schedule late once since-last-success passes its threshold, backlogged on an old pending run", async () => {
     await setClock(t.pool, "2030-01-01T10:00:00Z");
-    const late = await makeSchedule("late", { lateAfter: 600 });
-    await makeRun(late, "2030-01-01T09:45:00Z", "done", "2030-01-01T09:45:00Z");
-    const slow = await makeSchedule("slow");
-    await makeRun(slow, "2030-01-01T09:55:00Z", "done", "2030-01-01T09:59:00Z");
-    await makeRun(slow, "2030-01-01T09:50:00Z", "pending");
+    const late = await schedule("late", { lateAfterSeconds: 600 });
+    await run(late, "2030-01-01T09:45:00Z", "done", "2030-01-01T09:45:00Z");
+    const slow = await schedule("slow");
+    await run(slow, "2030-01-01T09:55:00Z", "done", "2030-01-01T09:59:00Z");
+    await run(slow, "2030-01-01T09:50:00Z", "pending");
     const health = await getScheduleHealth(t.db, [late, slow]);
     expect(health.get(late)?.status).toBe("late");
     expect(health.get(slow)).toMatchObject({ status: "backlogged", oldestPendingAgeSeconds: 600, backlogAfterSeconds: 300 });

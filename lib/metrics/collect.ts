@@ -7,7 +7,7 @@
  * - runs by state: pending, running and dead exactly, through run_queue's partial indexes (the
  *   same counts as the Overview); done and skipped — the bulk of a 5M-row table — exactly while
  *   the table is small, and above ESTIMATE_ABOVE_ROWS the planner's row estimate (EXPLAIN, from
- *   the statistics autovacuum's ANALYZE keeps; runs is analysed at 2 % churn, see drizzle/0001),
+ *   the statistics autovacuum's ANALYZE keeps, early on runs: lib/db/sql/tables/runs.sql),
  *   because an exact count(*) would scan the whole table on every scrape;
  * - claim and start lateness of recently started runs, bucketed in SQL (the API process cannot
  *   see worker memory, so the histograms are derived from the rows);
@@ -68,7 +68,7 @@ export async function collectMetrics(db: Db, opts: { estimateAboveRows?: number 
 
 /**
  * The health read is thousands of small index probes whose summed cost estimate trips JIT; its
- * compile time (~150 ms at 3,000 schedules) exceeds what it saves, so it is off for this read.
+ * compile time exceeds what it saves, so it is off for this read.
  */
 function healthWithoutJit(db: Db, ids: number[]) {
   return db.transaction(async (tx) => {

@@ -1,13 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { createDb, createPool, type Db } from "../db/client";
 import { advanceClock, setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { heartbeatWorker, registerWorker } from "../workers/registry";
 import { acquirePartitions, listPartitionLeases, releasePartitions, type AcquireResult } from "./leases";
 import { setPartitionCount } from "./count";
 
 const LEASE = 15;
-let t: TestDatabase;
 const pools: ReturnType<typeof createPool>[] = [];
 
 /** A worker with its own pool: its own real connections, as a separate process would have. */
@@ -41,13 +40,9 @@ async function round(workers: { id: string; db: Db }[], results: Map<string, Acq
   }
 }
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await setClock(t.pool, "2030-01-01T10:00:00Z");
-});
+const t = setupTestDatabase({ clock: "2030-01-01T10:00:00Z" });
 afterAll(async () => {
   await Promise.all(pools.map((p) => p.end()));
-  await t.drop();
 });
 
 describe("partition leases", () => {

@@ -3,6 +3,7 @@
  * an interval, and a sentence saying what it means. Pure: the caller passes "now" (the database
  * clock), so the preview agrees with what the tick will do.
  */
+import { SCHEDULE_DEFAULTS } from "../schedules/defaults";
 import { CronError, describeCron } from "../schedules/cron";
 import { nextSlots, type Timing } from "../schedules/timing";
 
@@ -19,7 +20,7 @@ function fail(field: string, message: string): TimingPreview {
 function parseInput(input: TimingPreviewInput): Timing | PreviewError {
   const cron = input.cron?.trim() ?? "";
   const every = input.everySeconds === null || input.everySeconds === undefined || input.everySeconds === "" ? null : Number(input.everySeconds);
-  const timezone = input.timezone?.trim() || "UTC";
+  const timezone = input.timezone?.trim() || SCHEDULE_DEFAULTS.timezone;
   if (cron && every !== null) return { code: "validation", message: "give either cron or everySeconds, not both", field: "cron" };
   if (every !== null) {
     if (!Number.isInteger(every) || every < 1) return { code: "validation", message: "everySeconds must be a whole number of seconds, at least 1", field: "everySeconds" };
@@ -49,7 +50,7 @@ export function describeTiming(input: TimingPreviewInput): string | null {
   if ("code" in timing) return null;
   if (timing.everySeconds) return describeEvery(timing.everySeconds);
   try {
-    return `${describeCron(timing.cron!)} (${timing.timezone ?? "UTC"})`;
+    return `${describeCron(timing.cron!)} (${timing.timezone ?? SCHEDULE_DEFAULTS.timezone})`;
   } catch {
     return null;
   }

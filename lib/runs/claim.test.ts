@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createDb, createPool } from "../db/client";
-import { advanceClock, setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { insertRuns, insertSchedule, readAttempts, readRun, slots } from "../../worker/testing/fixtures";
+import { advanceClock } from "../testing/clock";
+import { setupTestDatabase } from "../testing/db";
+import { makeRuns, makeSchedule, slots } from "../testing/factories";
+import { readAttempts, readRun } from "../testing/runs";
 import { claimRuns, claimRunsDetailed } from "./claim";
 import { finishRuns } from "./finish";
 import { heartbeatRuns } from "./lease";
@@ -12,24 +13,13 @@ import { runAttempt } from "../../worker/attempt";
 import { AttemptAbort } from "../../worker/attempt-abort";
 import { createHandlerRegistry } from "../../worker/handlers/registry";
 
-let t: TestDatabase;
 const T0 = new Date("2030-01-01T10:00:00Z");
-
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
-  await setClock(t.pool, T0);
-});
+const t = setupTestDatabase({ clock: T0 });
 
 describe("claimRuns", () => {
   it("claims due pending runs only, sets the lease from the schedule and bumps the token", async () => {
-    const s = await insertSchedule(t.pool, { leaseSeconds: 30 });
-    const [due, later] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() + 1000) }]);
+    const s = (await makeSchedule(t.db, { leaseSeconds: 30 })).id;
+    const [due, later] = await makeRuns(t.db, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() + 1000) }]);
     const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
     expect(claimed.map((c) => c.id)).toEqual([due]);
     expect(claimed[0]).toMatchObject({ attempt: 1, leaseSeconds: 30, handler: "noop", scheduleId: s, scheduledFor: T0 });
@@ -40,10 +30,10 @@ describe("claimRuns", () => {
   });
 
   it("respects the limit and the partitions it is given", async () => {
-    const s0 = await insertSchedule(t.pool, { partition: 0 });
-    const s1 = await insertSchedule(t.pool, { partition: 1 });
-    await insertRuns(t.pool, s0, slots(T0.getTime() - 60_000 * 5, 5).map((d) => ({ scheduledFor: d })));
-    await insertRuns(t.pool, s1, slots(T0.getTime() - 60_000 * 5, 5).map((d) => ({ scheduledFor: d })));
+    const s0 = (await makeSchedule(t.db, { partition: 0 })).id;
+    const s1 = (await makeSchedule(t.db, { partition: 1 })).id;
+    await makeRuns(t.db, s0, slots(T0.getTime() - 60_000 * 5, 5).map((d) => ({ scheduledFor: d })));
+    await makeRuns(t.db, s1, slots(T0.getTime() - 60_000 * 5, 5).map((d) => ({ scheduledFor: d })));
     expect(await claimRuns(t.db, { workerId: "w1", partitions: [1], limit: 3 })).toHaveLength(3);
     const rest = await claimRuns(t.db, { workerId: "w1", partitions: [1], limit: 10 });
     expect(rest.every((r) => r.scheduleId === s1)).toBe(true);
@@ -52,8 +42,8 @@ describe("claimRuns", () => {
   });
 
   it("reclaims a run whose lease expired, recording the lost attempt, and fences the old holder", async () => {
-    const s = await insertSchedule(t.pool, { leaseSeconds: 10 });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { leaseSeconds: 10 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
     await advanceClock(t.pool, 9_000);
     expect(await claimRuns(t.db, { workerId: "w2", partitions: null, limit: 1 })).toEqual([]);
@@ -67,8 +57,8 @@ describe("claimRuns", () => {
   });
 
   it("rescues an expired lease in any partition, but claims pending runs only in its own", async () => {
-    const s = await insertSchedule(t.pool, { leaseSeconds: 5, partition: 3 });
-    const [id, other] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() - 1000) }]);
+    const s = (await makeSchedule(t.db, { leaseSeconds: 5, partition: 3 })).id;
+    const [id, other] = await makeRuns(t.db, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() - 1000) }]);
     await claimRuns(t.db, { workerId: "w1", partitions: [3], limit: 1 });
     await advanceClock(t.pool, 6_000);
     // A worker holding no partition at all (its partition leases not granted yet) still rescues.
@@ -79,10 +69,10 @@ describe("claimRuns", () => {
   });
 
   it("leaves expired leases alone when told not to look (a claim right after another), and takes them on the next look", async () => {
-    const s = await insertSchedule(t.pool, { leaseSeconds: 5, partition: 2 });
-    const [expiring] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() - 60_000) }]);
+    const s = (await makeSchedule(t.db, { leaseSeconds: 5, partition: 2 })).id;
+    const [expiring] = await makeRuns(t.db, s, [{ scheduledFor: new Date(T0.getTime() - 60_000) }]);
     await claimRuns(t.db, { workerId: "w1", partitions: [2], limit: 1 });
-    const [pending] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const [pending] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     await advanceClock(t.pool, 6_000);
     const quick = await claimRuns(t.db, { workerId: "w2", partitions: [2], limit: 10, rescueExpired: false });
     expect(quick.map((r) => r.id)).toEqual([pending]);
@@ -93,8 +83,8 @@ describe("claimRuns", () => {
   });
 
   it("sends a run dead when its final attempt's lease expires", async () => {
-    const s = await insertSchedule(t.pool, { leaseSeconds: 5, retryMaxAttempts: 1 });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { leaseSeconds: 5, retryMaxAttempts: 1 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
     await advanceClock(t.pool, 6_000);
     const { claimed, settled } = await claimRunsDetailed(t.db, { workerId: "w2", partitions: null, limit: 1 });
@@ -105,8 +95,8 @@ describe("claimRuns", () => {
   });
 
   it("never hands one run to two concurrent claimers (SKIP LOCKED on real connections)", async () => {
-    const s = await insertSchedule(t.pool);
-    await insertRuns(t.pool, s, slots(T0.getTime() - 600 * 60_000, 600).map((d) => ({ scheduledFor: d })));
+    const s = (await makeSchedule(t.db)).id;
+    await makeRuns(t.db, s, slots(T0.getTime() - 600 * 60_000, 600).map((d) => ({ scheduledFor: d })));
     const pools = Array.from({ length: 4 }, () => createPool(t.url, { max: 1 }));
     try {
       const got = await Promise.all(
@@ -130,8 +120,8 @@ describe("claimRuns", () => {
 
 describe("overlap in the claim", () => {
   it("forbid: a later slot waits while an earlier run is running or waiting on retry", async () => {
-    const s = await insertSchedule(t.pool, { overlap: "forbid" });
-    const [a, b] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() - 2000) }, { scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { overlap: "forbid" })).id;
+    const [a, b] = await makeRuns(t.db, s, [{ scheduledFor: new Date(T0.getTime() - 2000) }, { scheduledFor: T0 }]);
     const [first] = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
     expect(first.id).toBe(a);
     expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toEqual([]);
@@ -146,8 +136,8 @@ describe("overlap in the claim", () => {
   });
 
   it("skip: a slot whose predecessor is running or retrying is skipped with reason overlap", async () => {
-    const s = await insertSchedule(t.pool, { overlap: "skip" });
-    const [a, b, c] = await insertRuns(t.pool, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(T0.getTime() - (3 - i) * 1000) })));
+    const s = (await makeSchedule(t.db, { overlap: "skip" })).id;
+    const [a, b, c] = await makeRuns(t.db, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(T0.getTime() - (3 - i) * 1000) })));
     // Same batch: only the earliest starts; the others wait for it to start, then are skipped.
     expect((await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).map((r) => r.id)).toEqual([a]);
     const { claimed, settled } = await claimRunsDetailed(t.db, { workerId: "w", partitions: null, limit: 10 });
@@ -158,8 +148,8 @@ describe("overlap in the claim", () => {
   });
 
   it("allow: every due slot of a schedule is claimed at once", async () => {
-    const s = await insertSchedule(t.pool, { overlap: "allow" });
-    await insertRuns(t.pool, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
+    const s = (await makeSchedule(t.db, { overlap: "allow" })).id;
+    await makeRuns(t.db, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
     expect(await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 })).toHaveLength(3);
   });
 
@@ -172,8 +162,8 @@ describe("overlap in the claim", () => {
     ];
     const ids = new Map<number, (typeof specs)[number]>();
     for (const spec of specs) {
-      const s = await insertSchedule(t.pool, spec);
-      for (const run of await insertRuns(t.pool, s, [0, 1].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })))) ids.set(run, spec);
+      const s = (await makeSchedule(t.db, spec)).id;
+      for (const run of await makeRuns(t.db, s, [0, 1].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })))) ids.set(run, spec);
     }
     const claimed = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 100 });
     expect(claimed).toHaveLength(8);
@@ -189,10 +179,10 @@ describe("overlap in the claim", () => {
   });
 
   it("a claimed payload that may name an environment variable is resolved before the handler runs; others when the handler reads them", async () => {
-    const withRef = await insertSchedule(t.pool, { name: "with-ref", payload: { token: { $env: "SK_TEST_CLAIM_UNSET" } } });
-    const plain = await insertSchedule(t.pool, { name: "plain", payload: { to: ["x", { n: 1 }] } });
-    await insertRuns(t.pool, withRef, [{ scheduledFor: T0 }]);
-    await insertRuns(t.pool, plain, [{ scheduledFor: T0 }]);
+    const withRef = (await makeSchedule(t.db, { name: "with-ref", payload: { token: { $env: "SK_TEST_CLAIM_UNSET" } } })).id;
+    const plain = (await makeSchedule(t.db, { name: "plain", payload: { to: ["x", { n: 1 }] } })).id;
+    await makeRuns(t.db, withRef, [{ scheduledFor: T0 }]);
+    await makeRuns(t.db, plain, [{ scheduledFor: T0 }]);
     const claimed = await claimRuns(t.db, { workerId: "w", partitions: null, limit: 10 });
     const byName = new Map(claimed.map((c) => [c.scheduleName, c]));
     expect(byName.get("with-ref")!.payloadRefersToEnv).toBe(true);
@@ -209,8 +199,8 @@ describe("overlap in the claim", () => {
   });
 
   it("claims inside a Drizzle transaction on the transaction's connection", async () => {
-    const s = await insertSchedule(t.pool);
-    const [run] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db)).id;
+    const [run] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const claimed = await t.db.transaction(async (tx) => {
       const got = await claimRuns(tx as unknown as typeof t.db, { workerId: "w", partitions: [0], limit: 10 });
       // Not yet visible outside the transaction.
@@ -222,8 +212,8 @@ describe("overlap in the claim", () => {
   });
 
   it("looks for expired leases once per interval for the whole cluster when gated, and again once the interval has passed", async () => {
-    const s = await insertSchedule(t.pool, { leaseSeconds: 30 });
-    const runs = await insertRuns(t.pool, s, [0, 1].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
+    const s = (await makeSchedule(t.db, { leaseSeconds: 30 })).id;
+    const runs = await makeRuns(t.db, s, [0, 1].map((i) => ({ scheduledFor: new Date(T0.getTime() - i * 1000) })));
     await claimRuns(t.db, { workerId: "dead", partitions: null, limit: 10 });
     await advanceClock(t.pool, 31_000);
     const gate = { partitions: [], rescueGateMs: 1000 } as const;

@@ -1,32 +1,23 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SYSTEM_ACTOR } from "../audit/record";
 import { dbNow, setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
-import { insertRuns, insertSchedule, readAttempts, readRun } from "../../worker/testing/fixtures";
+import { setupTestDatabase } from "../testing/db";
+import { makeRuns, makeSchedule } from "../testing/factories";
+import { readAttempts, readRun } from "../testing/runs";
 import { backoffCeilingSeconds, backoffSeconds } from "./backoff";
 import { claimRuns, type ClaimedRun } from "./claim";
 import { finishRuns, MAX_ERROR_LENGTH } from "./finish";
 import { requeueRuns } from "./requeue";
 
-let t: TestDatabase;
 const T0 = new Date("2030-01-01T10:00:00Z");
 const claimOne = async (worker = "w1"): Promise<ClaimedRun> => (await claimRuns(t.db, { workerId: worker, partitions: null, limit: 1 }))[0];
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.pool.query("TRUNCATE runs, attempts, schedules, audit_log RESTART IDENTITY CASCADE");
-  await setClock(t.pool, T0);
-});
+const t = setupTestDatabase({ clock: T0 });
 
 describe("finishRuns", () => {
   it("marks a batch done and records one attempt each", async () => {
-    const s = await insertSchedule(t.pool);
-    const ids = await insertRuns(t.pool, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() - 1000) }]);
+    const s = (await makeSchedule(t.db)).id;
+    const ids = await makeRuns(t.db, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() - 1000) }]);
     const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
     const r = await finishRuns(t.db, "w1", claimed.map((c) => ({ id: c.id, attempt: c.attempt, outcome: "succeeded", durationMs: 12 })));
     expect(r).toEqual({ applied: 2, stale: [] });
@@ -39,8 +30,8 @@ describe("finishRuns", () => {
   });
 
   it("writes an attempts row for every attempt of a run that took more than one", async () => {
-    const s = await insertSchedule(t.pool, { retryMaxAttempts: 3 });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { retryMaxAttempts: 3 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const first = await claimOne("w1");
     await finishRuns(t.db, "w1", [{ id, attempt: first.attempt, outcome: "failed", error: "boom", retryDelaySeconds: 0 }]);
     const second = await claimOne("w2");
@@ -57,8 +48,8 @@ describe("finishRuns", () => {
   });
 
   it("changes nothing for a stale token or another worker", async () => {
-    const s = await insertSchedule(t.pool);
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db)).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const c = await claimOne();
     expect(await finishRuns(t.db, "w1", [{ id, attempt: c.attempt - 1, outcome: "succeeded" }])).toEqual({ applied: 0, stale: [id] });
     expect(await finishRuns(t.db, "w2", [{ id, attempt: c.attempt, outcome: "succeeded" }])).toEqual({ applied: 0, stale: [id] });
@@ -67,8 +58,8 @@ describe("finishRuns", () => {
   });
 
   it("retries after backoff within the ceiling, then goes dead after max attempts", async () => {
-    const s = await insertSchedule(t.pool, { retryMaxAttempts: 3, retryBaseSeconds: 30, retryCapSeconds: 900 });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { retryMaxAttempts: 3, retryBaseSeconds: 30, retryCapSeconds: 900 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     for (let attempt = 1; attempt <= 3; attempt++) {
       const c = await claimOne();
       expect(c.attempt).toBe(attempt);
@@ -88,8 +79,8 @@ describe("finishRuns", () => {
   });
 
   it("sends a non-retryable failure dead at once, bounding the stored error", async () => {
-    const s = await insertSchedule(t.pool);
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db)).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const c = await claimOne();
     await finishRuns(t.db, "w1", [{ id, attempt: c.attempt, outcome: "failed", nonRetryable: true, error: "x".repeat(10_000) }]);
     const row = await readRun(t.pool, id);
@@ -99,8 +90,8 @@ describe("finishRuns", () => {
   });
 
   it("releases an aborted run (shutdown) to pending at once without using up its allowance", async () => {
-    const s = await insertSchedule(t.pool, { retryMaxAttempts: 1 });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { retryMaxAttempts: 1 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const c = await claimOne();
     await finishRuns(t.db, "w1", [{ id, attempt: c.attempt, outcome: "aborted", error: "worker shutting down" }]);
     expect(await readRun(t.pool, id)).toMatchObject({ state: "pending", attempts: 1, max_attempts: 2 });
@@ -110,8 +101,8 @@ describe("finishRuns", () => {
 
 describe("requeueRuns", () => {
   it("puts a dead run back with a fresh allowance, the token still rising, and audits it", async () => {
-    const s = await insertSchedule(t.pool, { retryMaxAttempts: 2 });
-    const [id, alive] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() + 3600_000) }]);
+    const s = (await makeSchedule(t.db, { retryMaxAttempts: 2 })).id;
+    const [id, alive] = await makeRuns(t.db, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() + 3600_000) }]);
     const c = await claimOne();
     await finishRuns(t.db, "w1", [{ id, attempt: c.attempt, outcome: "failed", nonRetryable: true, error: "bad" }]);
     const r = await requeueRuns(t.db, [id, alive, 999], SYSTEM_ACTOR);

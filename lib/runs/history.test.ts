@@ -1,17 +1,14 @@
-import { afterAll, beforeAll, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { beforeAll, expect, it } from "vitest";
+import { setupTestDatabase } from "../testing/db";
+import { makeRun, makeSchedule } from "../testing/factories";
 import { getRunDetail, listRuns, parseRunQuery } from "./history";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 2, reset: false });
 let a: number;
 let b: number;
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 2 });
-  const s = await t.pool.query<{ id: number }>(
-    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('a', 'noop', 60, now(), 0), ('b', 'noop', 60, now(), 0) RETURNING id`,
-  );
-  [a, b] = s.rows.map((r) => Number(r.id));
-  // 25 slots each; microsecond slots make sure the cursor keeps full precision.
+  [a, b] = [(await makeSchedule(t.db, { name: "a" })).id, (await makeSchedule(t.db, { name: "b" })).id];
+  // 25 slots each; microsecond slots (which a JS Date cannot hold) make sure the cursor keeps full precision.
   await t.pool.query(
     `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts)
      SELECT s.id, 0, timestamptz '2030-01-01T10:00:00.000001Z' + g * interval '1 minute', timestamptz '2030-01-01' , timestamptz '2030-01-01',
@@ -19,9 +16,6 @@ beforeAll(async () => {
      FROM unnest($1::bigint[]) s(id), generate_series(0, 24) g`,
     [[a, b]],
   );
-});
-afterAll(async () => {
-  await t?.drop();
 });
 
 it("pages a schedule's history newest first without gaps or repeats", async () => {
@@ -120,4 +114,21 @@ it("keeps one row per slot but any number of manual runs at one instant, and pag
   expect(seen.map((r) => r.origin)).toEqual(["manual", "manual", "manual", "schedule"]);
   const manualIds = seen.slice(0, 3).map((r) => r.id);
   expect(manualIds).toEqual([...manualIds].sort((x, y) => y - x));
+});
+
+it("pages runs of a queued state (read through run_queue) in the same order, manual runs of one instant once each", async () => {
+  const { id: d } = await makeSchedule(t.db, { name: "d" });
+  const at = new Date("2030-01-01T13:00:00Z");
+  const ids = [await makeRun(t.db, { scheduleId: d, scheduledFor: at, state: "dead" })];
+  for (let i = 0; i < 3; i++) ids.push(await makeRun(t.db, { scheduleId: d, scheduledFor: at, state: "dead", origin: "manual" }));
+  const seen: number[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await listRuns(t.db, { scheduleIds: [d], states: ["dead"], limit: 1, cursor });
+    seen.push(...page.runs.map((r) => r.id));
+    cursor = page.nextCursor;
+  } while (cursor);
+  // The slot_seq order of the history: newest manual run first, the schedule's own slot last.
+  const [scheduled, ...manual] = ids.map((r) => r.id);
+  expect(seen).toEqual([...manual.reverse(), scheduled]);
 });

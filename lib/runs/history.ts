@@ -153,10 +153,10 @@ const QUEUED_STATES: RunState[] = ["pending", "running", "dead"];
 export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   const limit = Math.min(Math.max(f.limit ?? 50, 1), MAX_PAGE);
   const cursor = f.cursor ? decodeCursor(f.cursor) : null;
-  // The same slot conditions on runs (r) and on the queue (q, whose slot_seq is worked out as runs computes it).
+  // The same slot conditions on runs (r) and on the queue (q, with its run's slot_seq from the runs row rs).
   const slotConds = (t: "r" | "q"): SQL[] => {
     const sf = sql.raw(`${t}.scheduled_for`);
-    const seq = t === "r" ? sql`r.slot_seq` : sql`(CASE WHEN q.origin = 'manual' THEN q.run_id ELSE 0 END)`;
+    const seq = t === "r" ? sql`r.slot_seq` : sql`rs.slot_seq`;
     const conds: SQL[] = [];
     if (f.from) conds.push(sql`${sf} >= ${f.from.toISOString()}::timestamptz`);
     if (f.to) conds.push(sql`${sf} < ${f.to.toISOString()}::timestamptz`);
@@ -168,10 +168,12 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   let perSchedule: SQL;
   if (f.states?.length && f.states.every((st) => QUEUED_STATES.includes(st))) {
     // One look-up per state, each through that state's partial index (the literal lets the planner
-    // match it), newest first; then the runs themselves by primary key.
+    // match it), newest first, with each run's slot_seq from its runs row (a primary-key probe);
+    // then the runs themselves by primary key.
     const byState = [...new Set(f.states)].map(
-      (st) => sql`(SELECT q.run_id FROM run_queue q WHERE q.schedule_id = s.id AND q.state = ${sql.raw(`'${st}'`)}${and(slotConds("q"))}
-        ORDER BY q.scheduled_for DESC, (CASE WHEN q.origin = 'manual' THEN q.run_id ELSE 0 END) DESC LIMIT ${limit + 1})`,
+      (st) => sql`(SELECT q.run_id FROM run_queue q JOIN runs rs ON rs.id = q.run_id
+        WHERE q.schedule_id = s.id AND q.state = ${sql.raw(`'${st}'`)}${and(slotConds("q"))}
+        ORDER BY q.scheduled_for DESC, rs.slot_seq DESC LIMIT ${limit + 1})`,
     );
     perSchedule = sql`
       SELECT r.* FROM (${sql.join(byState, sql` UNION ALL `)}) x
@@ -254,11 +256,4 @@ export function parseRunQuery(params: URLSearchParams): Omit<RunFilter, "schedul
   const upcoming = params.get("upcoming");
   if (upcoming !== null && upcoming !== "true" && upcoming !== "false") throw new AppError("invalid", "upcoming must be true or false", "upcoming");
   return { states: states as RunState[], from: date("from"), to: date("to"), cursor: params.get("cursor"), limit, upcoming: upcoming !== "false" };
-}
-
-/** Ids of the live schedule with this name, or a 404. */
-export async function scheduleIdByName(db: Db, name: string): Promise<number> {
-  const r = await db.execute<{ id: number }>(sql`SELECT id FROM schedules WHERE name = ${name} AND deleted_at IS NULL`);
-  if (!r.rows[0]) throw new AppError("not_found", `schedule "${name}" not found`);
-  return Number(r.rows[0].id);
 }

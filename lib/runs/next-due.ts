@@ -7,8 +7,7 @@ import { intArray, prepare, runPrepared } from "../db/prepared";
  * milliseconds of the database's clock, or null when none is pending ahead of it. The claim loop
  * asks after a pass that found less than it could take, and sleeps until then when that is sooner
  * than its poll interval: the top of the hour starts at its due instant, not up to a poll interval
- * after it (measured at 400,000 runs: the first starts 154 and 201 ms after the due instant with a
- * 200 ms poll, a twentieth of the whole spike on a fast machine).
+ * after it.
  *
  * One probe per partition of run_queue_claim_idx (partition, run_after) WHERE pending, from the
  * clock on: the runs already due (claimed, or waiting on an overlap) lie before where it starts.

@@ -1,18 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { preparedStatements } from "../db/prepared";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { seqScannedTables } from "../testing/plans";
 import "./claim";
 import { ANALYZE_AFTER_RUNS, analyzeQueue, queueNeedsAnalyze } from "./queue-stats";
 
-let t: TestDatabase;
-
-beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 3 });
-});
-afterAll(async () => {
-  await t?.drop();
-});
+const t = setupTestDatabase({ poolSize: 3 });
 
 describe("run_queue statistics and the hot statements' cached plans", () => {
   it("analyses after 10,000 queued runs, or as many as the queue held at the last analysis", () => {

@@ -18,9 +18,9 @@ export function queueNeedsAnalyze(queuedSince: number, queuedAtLastAnalyze: numb
  * autovacuum: the hot statements keep one generic plan per connection (lib/db/prepared.ts), made
  * with the statistics of the moment they were first run, and only an analysis of the table makes
  * PostgreSQL plan them again. A worker that connected while the queue was empty keeps a plan that
- * finds the claimed rows with a scan of the whole queue: 240 ms per 500-run claim at 100,000 queued
- * runs instead of 3.7 (EXPLAIN ANALYZE on one connection; lib/runs/queue-stats.test.ts shows the plan change) — a top of the hour
- * taking minutes on a server whose autovacuum is off or behind.
+ * finds the claimed rows with a scan of the whole queue, on every claim (lib/runs/queue-stats.test.ts
+ * shows the plan change): a top of the hour taking minutes on a server whose autovacuum is off or
+ * behind.
  */
 export async function analyzeQueue(db: Pick<Db, "execute">): Promise<number> {
   await db.execute(sql`ANALYZE run_queue`);

@@ -3,13 +3,13 @@
 // (findQueueMismatches), that a claim never writes the runs row, and that the triggers on runs keep
 // the queue whole for writers that know nothing of it (an INSERT, a DELETE, a cascade, a TRUNCATE).
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SYSTEM_ACTOR } from "../audit/record";
 import { deleteSchedule, runNow, updateSchedule } from "../schedules/mutations";
 import { advanceClock, setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { makeRun, makeSchedule } from "../testing/factories";
-import { readRun } from "../../worker/testing/fixtures";
+import { readRun } from "../testing/runs";
 import { claimRuns, claimRunsDetailed } from "./claim";
 import { finishRuns } from "./finish";
 import { heartbeatRuns } from "./lease";
@@ -17,19 +17,9 @@ import { findQueueMismatches } from "./queue-consistency";
 import { requeueRuns } from "./requeue";
 import { tickOnce } from "./tick";
 
-let t: TestDatabase;
 const T0 = new Date("2030-01-01T10:00:00Z");
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
-  await setClock(t.pool, T0);
-});
+const t = setupTestDatabase({ clock: T0 });
 
 const queueRows = async (runId: number) =>
   (await t.pool.query<{ state: string; attempts: number; lease_owner: string | null; overlap: string }>(
@@ -215,6 +205,10 @@ describe("run_queue beside runs", () => {
     expect((await queueRows(ids[1].id)).map((q) => q.state)).toEqual(["dead"]);
     expect(await queueRows(ids[2].id)).toEqual([]);
     await consistent();
+    // A run is never written running: that state, with its lease, is the queue row's, made by a claim.
+    await expect(
+      t.pool.query(`INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts) VALUES ($1, 0, $2, $2, $2, 'running', 6)`, [s.id, T0]),
+    ).rejects.toThrow(/runs_state_recorded/);
     await t.pool.query("DELETE FROM runs WHERE id = $1", [ids[1].id]);
     expect(await queueRows(ids[1].id)).toEqual([]);
     await consistent();

@@ -39,9 +39,7 @@ export async function requeueRuns(db: Db, ids: number[], actor: Actor): Promise<
         state = 'pending',
         max_attempts = d.allowed,
         run_after = sk_now(),
-        finished_at = NULL,
-        lease_owner = NULL,
-        lease_expires_at = NULL
+        finished_at = NULL
       FROM dead d
       WHERE r.id = d.id
       RETURNING r.id, r.schedule_id, r.attempts, r.max_attempts, r.last_error`);

@@ -1,31 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { describe, expect, it } from "vitest";
+import { setupTestDatabase } from "../testing/db";
+import { makeAttempt, makeRun, makeSchedule } from "../testing/factories";
 import { deleteExpiredRuns, getRetentionInfo } from "./retention";
 
-let t: TestDatabase;
 const NOW = new Date("2030-06-01T12:00:00Z");
 const daysAgo = (d: number) => new Date(NOW.getTime() - d * 86_400_000);
 
-async function makeSchedule(name: string, over: { retentionDays?: number; retentionMaxRuns?: number } = {}): Promise<number> {
-  const { rows } = await t.pool.query<{ id: number }>(
-    `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition, retention_days, retention_max_runs)
-     VALUES ($1, 'noop', 60, now(), 0, $2, $3) RETURNING id`,
-    [name, over.retentionDays ?? null, over.retentionMaxRuns ?? null],
-  );
-  return Number(rows[0].id);
-}
+const schedule = async (name: string, o: { retentionDays?: number; retentionMaxRuns?: number } = {}) => (await makeSchedule(t.db, { name, ...o })).id;
 
-async function makeRun(scheduleId: number, at: Date, state: string): Promise<number> {
-  const { rows } = await t.pool.query<{ id: number }>(
-    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, max_attempts, attempts, finished_at)
-     VALUES ($1, 0, $2, $2, $2, $3::run_state, 3, 1, CASE WHEN $3::text IN ('done', 'dead') THEN $2::timestamptz END) RETURNING id`,
-    [scheduleId, at, state],
-  );
-  const id = Number(rows[0].id);
-  if (state === "done") {
-    await t.pool.query(`INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome) VALUES ($1, 1, 'w', $2, $2, 'succeeded')`, [id, at]);
-  }
+/** A run of slot `at` in `state`: a finished one ended at its slot, a done one with its attempts row. */
+async function run(scheduleId: number, at: Date, state: "pending" | "done" | "dead" | "skipped"): Promise<number> {
+  const finished = state === "done" || state === "dead";
+  const { id } = await makeRun(t.db, { scheduleId, scheduledFor: at, state, maxAttempts: 3, attempts: 1, finishedAt: finished ? at : undefined });
+  if (state === "done") await makeAttempt(t.db, { runId: id, workerId: "w", startedAt: at, finishedAt: at });
   return id;
 }
 
@@ -49,20 +36,16 @@ async function sweep(opts: Parameters<typeof deleteExpiredRuns>[1] = {}): Promis
   throw new Error("sweep did not finish");
 }
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await setClock(t.pool, NOW);
-});
-afterAll(() => t.drop());
+const t = setupTestDatabase({ clock: NOW });
 
 describe("retention", () => {
   it("deletes done and skipped runs older than the period (global or per schedule), keeps dead and unfinished ones", async () => {
-    const global = await makeSchedule("global");
-    for (const [i, s] of ["done", "skipped", "dead", "pending"].entries()) await makeRun(global, daysAgo(40 + i / 1440), s);
-    await makeRun(global, daysAgo(10), "done");
-    const short = await makeSchedule("short", { retentionDays: 5 });
-    await makeRun(short, daysAgo(10), "done");
-    await makeRun(short, daysAgo(1), "skipped");
+    const global = await schedule("global");
+    for (const [i, s] of (["done", "skipped", "dead", "pending"] as const).entries()) await run(global, daysAgo(40 + i / 1440), s);
+    await run(global, daysAgo(10), "done");
+    const short = await schedule("short", { retentionDays: 5 });
+    await run(short, daysAgo(10), "done");
+    await run(short, daysAgo(1), "skipped");
 
     expect(await sweep({ retentionDays: 30 })).toBe(3);
     expect(await remaining(global)).toEqual(["pending@40d", "dead@40d", "done@10d"]);
@@ -72,11 +55,11 @@ describe("retention", () => {
   });
 
   it("caps rows per schedule, deleting only finished runs beyond the newest N", async () => {
-    const capped = await makeSchedule("capped", { retentionMaxRuns: 3 });
-    await makeRun(capped, daysAgo(6), "done");
-    await makeRun(capped, daysAgo(5), "dead");
-    await makeRun(capped, daysAgo(4), "skipped");
-    for (const d of [3, 2, 1]) await makeRun(capped, daysAgo(d), "done");
+    const capped = await schedule("capped", { retentionMaxRuns: 3 });
+    await run(capped, daysAgo(6), "done");
+    await run(capped, daysAgo(5), "dead");
+    await run(capped, daysAgo(4), "skipped");
+    for (const d of [3, 2, 1]) await run(capped, daysAgo(d), "done");
     await sweep({ retentionDays: 30, maxRunsPerSchedule: 100 });
     expect(await remaining(capped)).toEqual(["dead@5d", "done@3d", "done@2d", "done@1d"]);
   });
@@ -84,10 +67,10 @@ describe("retention", () => {
   it("works in small batches and sweeps many schedules with a cursor", async () => {
     const ids: number[] = [];
     for (let i = 0; i < 7; i++) {
-      const id = await makeSchedule(`many-${i}`);
+      const id = await schedule(`many-${i}`);
       ids.push(id);
-      for (let d = 0; d < 5; d++) await makeRun(id, daysAgo(100 + d), "done");
-      await makeRun(id, daysAgo(2), "done");
+      for (let d = 0; d < 5; d++) await run(id, daysAgo(100 + d), "done");
+      await run(id, daysAgo(2), "done");
     }
     const first = await deleteExpiredRuns(t.db, { retentionDays: 30, batchSize: 2, schedulesPerPass: 3, afterScheduleId: ids[0] - 1 });
     expect(first.deleted).toBe(2);
@@ -108,9 +91,9 @@ describe("retention", () => {
   });
 
   it("says how far back a schedule's history goes", async () => {
-    const id = await makeSchedule("info", { retentionDays: 7 });
-    await makeRun(id, daysAgo(3), "done");
-    await makeRun(id, daysAgo(1), "done");
+    const id = await schedule("info", { retentionDays: 7 });
+    await run(id, daysAgo(3), "done");
+    await run(id, daysAgo(1), "done");
     const info = await getRetentionInfo(t.db, { scheduleId: id, defaults: { retentionDays: 30, maxRunsPerSchedule: 500 } });
     expect(info).toEqual({ retentionDays: 7, maxRuns: 500, keptSince: daysAgo(7).toISOString(), oldestRunAt: daysAgo(3).toISOString(), storedRuns: 2 });
     const global = await getRetentionInfo(t.db, { defaults: { retentionDays: 30 } });

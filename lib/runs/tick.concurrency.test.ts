@@ -1,19 +1,13 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { expect, it } from "vitest";
 import { createDb, createPool } from "../db/client";
 import { slotsBetween, type Timing } from "../schedules/timing";
 import { advanceClock, dbNow, setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { makeSchedule } from "../testing/factories";
 import { tickOnce } from "./tick";
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
+const t = setupTestDatabase();
 
 const HORIZON = 120;
 const START = new Date("2024-03-30T12:00:00Z"); // the simulated day crosses Europe's spring-forward
@@ -70,7 +64,6 @@ it("8 tickers on 8 connections over 500 schedules for a simulated day create eve
 }, 300_000);
 
 it("a weekly job still runs when every worker restarts hourly: the high-water mark is in the database", async () => {
-  await t.db.execute(sql`TRUNCATE schedules CASCADE`);
   await setClock(t.pool, new Date("2024-04-01T00:00:00Z")); // a Monday
   const s = await makeSchedule(t.db, { cron: "0 9 * * 1", catchUp: "skip" });
   for (let hour = 0; hour < 15 * 24; hour++) {

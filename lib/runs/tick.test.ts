@@ -1,23 +1,14 @@
 import { sql } from "drizzle-orm";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { Run } from "../db/schema";
 import { setClock } from "../testing/clock";
-import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { setupTestDatabase } from "../testing/db";
 import { makeRun, makeSchedule } from "../testing/factories";
 import { jitterOffsetMs } from "../schedules/jitter";
 import { runLatenessPass } from "./lateness-pass";
 import { tickOnce } from "./tick";
 
-let t: TestDatabase;
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.db.execute(sql`TRUNCATE schedules CASCADE`);
-});
+const t = setupTestDatabase();
 
 const tick = (extra: Partial<Parameters<typeof tickOnce>[1]> = {}) =>
   tickOnce(t.db, { partitions: null, horizonSeconds: 120, graceSeconds: 30, ...extra });

@@ -86,17 +86,16 @@ let rotation = 0;
  * per partition (LATERAL, in rotating order, stopping at the batch size) rather than
  * `partition = ANY(…)`: that is a bitmap scan, and a bitmap scan never marks dead index entries.
  * Every tick that advances a schedule leaves a dead entry in schedules_tick_idx (next_slot_at is
- * in it), so after the top of the hour's tick each bitmap scan re-read every schedule advanced,
- * until vacuum: 9-23 ms per tick at 100,000 schedules, during the spike. A plain index scan marks
- * them dead on the first pass (0.8 ms afterwards, measured with EXPLAIN ANALYZE).
+ * in it), so after the top of the hour's tick each bitmap scan would re-read every schedule
+ * advanced, until vacuum, on every tick of the spike. A plain index scan marks them dead on the
+ * first pass.
  *
  * Each partition gives at most its share of the batch (`perPartition`), so a batch holds runs of
  * every held partition and, written in schedule order, each page of runs ends up with a few runs
  * of each partition rather than a few dozen of one. That is what lets the finish be a HOT update:
  * a finish rewrites the runs of one claim, which all come from one partition, and a page has room
- * (fillfactor 65, drizzle/0009) for the new versions of some of its rows before a prune, not of all
- * of them (measured on a 200,000-run drain at fillfactor 80: 22 % HOT with one partition per page,
- * see the README).
+ * (fillfactor, lib/db/sql/tables/runs.sql) for the new versions of some of its rows before a prune,
+ * not of all of them.
  */
 function selectDue(opts: TickOptions, batchSize: number, perPartition: number): SQL {
   const columns = sql`s.id, s.partition, s.cron, s.every_seconds, s.timezone, s.catch_up, s.max_lateness_seconds,

@@ -3,7 +3,8 @@ import type { Db } from "../db/client";
 import { recordAudit, type Actor } from "../audit/record";
 import { AppError } from "../errors";
 import { timingOf } from "./catch-up";
-import { dbNow, lockScheduleByName } from "./mutations";
+import { dbNow } from "./mutations";
+import { requireScheduleByName } from "./queries";
 import { countSlotsBetween, slotsBetween } from "./timing";
 
 /** A backfill request: every slot in [from, to]; dryRun only counts. */
@@ -29,7 +30,7 @@ export async function backfillSchedule(db: Db, name: string, req: BackfillReques
   if (to < from) throw new AppError("invalid", "to must not be before from", "to");
   const dryRun = req.dryRun === true;
   return db.transaction(async (tx) => {
-    const s = await lockScheduleByName(tx, name);
+    const s = await requireScheduleByName(tx, name, { lock: true });
     const now = await dbNow(tx);
     if (to > now) throw new AppError("invalid", `to must not be in the future (database time is ${now.toISOString()})`, "to");
     const timing = timingOf(s);

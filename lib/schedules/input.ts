@@ -9,6 +9,7 @@
 import { z } from "zod";
 import { AppError } from "../errors";
 import { CronError, parseCron } from "./cron";
+import { SCHEDULE_DEFAULTS } from "./defaults";
 import { nextSlot } from "./timing";
 
 /** Default payload size limit; the server passes config.payloadMaxBytes. */
@@ -65,25 +66,38 @@ const fields = {
   backlogAfterSeconds: seconds(1, MAX_DURATION_SECONDS, "backlogAfterSeconds").nullable(),
 };
 
-/** POST /api/schedules body; unknown fields are refused. */
+/** A create body's retry policy: any subset, each missing part the default (SCHEDULE_DEFAULTS). */
+const retryCreateSchema = z
+  .object({
+    maxAttempts: retrySchema.shape.maxAttempts.unwrap().default(SCHEDULE_DEFAULTS.retry.maxAttempts),
+    baseSeconds: retrySchema.shape.baseSeconds.unwrap().default(SCHEDULE_DEFAULTS.retry.baseSeconds),
+    capSeconds: retrySchema.shape.capSeconds.unwrap().default(SCHEDULE_DEFAULTS.retry.capSeconds),
+  })
+  .strict();
+
+/**
+ * POST /api/schedules body; unknown fields are refused. What the body leaves out is filled in from
+ * SCHEDULE_DEFAULTS, so the parsed input is the whole schedule (health overrides stay null: the
+ * default rule).
+ */
 export const scheduleCreateSchema = z
   .object({
     ...fields,
-    description: fields.description.optional(),
-    payload: fields.payload.optional(),
+    description: fields.description.default(SCHEDULE_DEFAULTS.description),
+    payload: fields.payload.default(() => ({ ...SCHEDULE_DEFAULTS.payload })),
     cron: fields.cron.optional(),
     everySeconds: fields.everySeconds.optional(),
-    timezone: fields.timezone.optional(),
-    catchUp: fields.catchUp.optional(),
-    maxLatenessSeconds: fields.maxLatenessSeconds.optional(),
-    jitterSeconds: fields.jitterSeconds.optional(),
-    overlap: fields.overlap.optional(),
-    retry: fields.retry.optional(),
-    leaseSeconds: fields.leaseSeconds.optional(),
-    enabled: fields.enabled.optional(),
-    lateAfterSeconds: fields.lateAfterSeconds.optional(),
-    lateGraceSeconds: fields.lateGraceSeconds.optional(),
-    backlogAfterSeconds: fields.backlogAfterSeconds.optional(),
+    timezone: fields.timezone.default(SCHEDULE_DEFAULTS.timezone),
+    catchUp: fields.catchUp.default(SCHEDULE_DEFAULTS.catchUp),
+    maxLatenessSeconds: fields.maxLatenessSeconds.default(SCHEDULE_DEFAULTS.maxLatenessSeconds),
+    jitterSeconds: fields.jitterSeconds.default(SCHEDULE_DEFAULTS.jitterSeconds),
+    overlap: fields.overlap.default(SCHEDULE_DEFAULTS.overlap),
+    retry: retryCreateSchema.default(() => ({ ...SCHEDULE_DEFAULTS.retry })),
+    leaseSeconds: fields.leaseSeconds.default(SCHEDULE_DEFAULTS.leaseSeconds),
+    enabled: fields.enabled.default(SCHEDULE_DEFAULTS.enabled),
+    lateAfterSeconds: fields.lateAfterSeconds.default(null),
+    lateGraceSeconds: fields.lateGraceSeconds.default(null),
+    backlogAfterSeconds: fields.backlogAfterSeconds.default(null),
   })
   .strict();
 
@@ -98,9 +112,11 @@ export const schedulePatchSchema = z
   .partial()
   .strict() as unknown as z.ZodType<SchedulePatch>;
 
-export type ScheduleCreateInput = z.infer<typeof scheduleCreateSchema>;
+/** A parsed create body: every field present, the defaults filled in. */
+export type ScheduleCreateInput = z.output<typeof scheduleCreateSchema>;
 /** Only what the body names changes; `cron`/`everySeconds` switch the kind of timing. */
-export type SchedulePatch = Partial<Omit<ScheduleCreateInput, "cron" | "everySeconds">> & {
+export type SchedulePatch = Partial<Omit<ScheduleCreateInput, "cron" | "everySeconds" | "retry">> & {
+  retry?: Partial<ScheduleCreateInput["retry"]>;
   cron?: string | null;
   everySeconds?: number | null;
   version?: number;
@@ -119,7 +135,7 @@ function byteLength(s: string): number {
 
 /** Check cron + timezone together (field names the culprit), and that the expression ever fires. */
 export function validateTiming(t: { cron?: string | null; everySeconds?: number | null; timezone?: string }): void {
-  const timezone = t.timezone ?? "UTC";
+  const timezone = t.timezone ?? SCHEDULE_DEFAULTS.timezone;
   if (t.cron) {
     try {
       const parsed = parseCron(t.cron, timezone);

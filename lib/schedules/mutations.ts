@@ -13,6 +13,7 @@ import { listKnownHandlers } from "../handlers/known";
 import { NEVER, timingOf } from "./catch-up";
 import { validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
 import { firstSlotAtOrAfter } from "./timing";
+import { requireScheduleByName } from "./queries";
 import { toScheduleView } from "./view";
 import { RUNS_CHANNEL } from "../runs/requeue";
 
@@ -36,59 +37,48 @@ function nameTaken(err: unknown): boolean {
   return isUniqueViolation(err) || isUniqueViolation((err as { cause?: unknown })?.cause);
 }
 
-/** Lock the live schedule with this name for the rest of the transaction, or 404. */
-export async function lockScheduleByName(tx: Tx, name: string): Promise<Schedule> {
-  const rows = await tx
-    .select()
-    .from(schedules)
-    .where(and(eq(schedules.name, name), isNull(schedules.deletedAt)))
-    .for("update");
-  if (!rows[0]) throw new AppError("not_found", `no schedule named "${name}"`, "name");
-  return rows[0];
-}
-
 /** The first slot at or after sk_now(): where a new or re-timed schedule's high-water mark starts. */
 function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, now: Date): Date {
   return firstSlotAtOrAfter(timingOf(s), now) ?? NEVER;
 }
 
-/** Create a schedule: partition = hash(id) mod cluster.partitions, high-water mark = first slot from sk_now(). */
+/** Create a schedule: partition = sk_partition_of(id, cluster.partitions), high-water mark = first slot from sk_now(). */
 export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: Actor): Promise<Schedule> {
   refuseMaskedPayload(input.payload);
   await assertKnownHandler(db, input.handler);
   try {
     return await db.transaction(async (tx) => {
       const now = await dbNow(tx);
-      const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone ?? "UTC" };
+      const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone };
       const [row] = await tx
         .insert(schedules)
         .values({
           name: input.name,
-          description: input.description ?? "",
+          description: input.description,
           handler: input.handler,
-          payload: input.payload ?? {},
+          payload: input.payload,
           ...timing,
           catchUp: input.catchUp,
-          maxLatenessSeconds: input.maxLatenessSeconds ?? null,
+          maxLatenessSeconds: input.maxLatenessSeconds,
           jitterSeconds: input.jitterSeconds,
           overlap: input.overlap,
-          retryMaxAttempts: input.retry?.maxAttempts,
-          retryBaseSeconds: input.retry?.baseSeconds,
-          retryCapSeconds: input.retry?.capSeconds,
+          retryMaxAttempts: input.retry.maxAttempts,
+          retryBaseSeconds: input.retry.baseSeconds,
+          retryCapSeconds: input.retry.capSeconds,
           leaseSeconds: input.leaseSeconds,
           enabled: input.enabled,
-          lateAfterSeconds: input.lateAfterSeconds ?? null,
-          lateGraceSeconds: input.lateGraceSeconds ?? null,
-          backlogAfterSeconds: input.backlogAfterSeconds ?? null,
+          lateAfterSeconds: input.lateAfterSeconds,
+          lateGraceSeconds: input.lateGraceSeconds,
+          backlogAfterSeconds: input.backlogAfterSeconds,
           nextSlotAt: firstSlotFrom(timing, now),
           partition: 0,
           createdAt: now,
           updatedAt: now,
         })
         .returning();
-      // The id exists only now: hash it into a partition in the same transaction (never negative).
+      // The id exists only now: its partition, by the one rule (sk_partition_of), in the same transaction.
       const { rows } = await tx.execute<{ partition: number }>(sql`
-        UPDATE schedules SET partition = ((hashtextextended(schedules.id::text, 0) % c.partitions) + c.partitions) % c.partitions
+        UPDATE schedules SET partition = sk_partition_of(schedules.id, c.partitions)
         FROM cluster c WHERE c.id = 1 AND schedules.id = ${row.id} RETURNING schedules.partition`);
       const created = { ...row, partition: rows[0].partition };
       await recordAudit(tx, actor, { action: "schedule.create", targetType: "schedule", targetId: created.name, scheduleId: created.id, after: toScheduleView(created) });
@@ -130,7 +120,7 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
   if (patch.handler !== undefined) await assertKnownHandler(db, patch.handler);
   try {
     return await db.transaction(async (tx) => {
-      const before = await lockScheduleByName(tx, name);
+      const before = await requireScheduleByName(tx, name, { lock: true });
       // A form that showed a masked secret sends the mask back: keep the stored value there.
       if (patch.payload !== undefined) patch = { ...patch, payload: restoreMasked(patch.payload, before.payload) };
       refuseMaskedPayload(patch.payload);
@@ -186,7 +176,7 @@ function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pic
  */
 export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: boolean }, actor: Actor): Promise<void> {
   await db.transaction(async (tx) => {
-    const s = await lockScheduleByName(tx, name);
+    const s = await requireScheduleByName(tx, name, { lock: true });
     if (opts.keepHistory) {
       // Waiting runs are withdrawn; a running one finishes as it would have.
       await tx.execute(sql`
@@ -213,7 +203,7 @@ export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: 
 
 async function setEnabled(db: Db, name: string, enabled: boolean, actor: Actor): Promise<Schedule> {
   return db.transaction(async (tx) => {
-    const s = await lockScheduleByName(tx, name);
+    const s = await requireScheduleByName(tx, name, { lock: true });
     if (s.enabled === enabled) return s;
     // Pausing unwrites the future; resuming leaves next_slot_at where it stood, so the slots missed
     // while paused meet the catch-up policy on the next tick.
@@ -241,7 +231,7 @@ export function resumeSchedule(db: Db, name: string, actor: Actor): Promise<Sche
 /** Create one manual run now (origin 'manual', scheduled_for = sk_now()), distinct from every slot. */
 export async function runNow(db: Db, name: string, actor: Actor): Promise<Run> {
   return db.transaction(async (tx) => {
-    const s = await lockScheduleByName(tx, name);
+    const s = await requireScheduleByName(tx, name, { lock: true });
     const { rows } = await tx.execute<{ id: number }>(sql`
       INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
       VALUES (${s.id}, ${s.partition}, sk_now(), sk_now(), sk_now(), 'pending', 'manual', ${s.retryMaxAttempts})

@@ -1,19 +1,40 @@
 import { and, asc, eq, gt, ilike, isNull, or, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { schedules, type Schedule } from "../db/schema";
+import { AppError } from "../errors";
 import { getScheduleHealth, type ScheduleHealth } from "../health/schedule-health";
 import { toScheduleView, type ScheduleView } from "./view";
 
 type Reader = Pick<Db, "select">;
 
-/** The live (not deleted) schedule with this name, or null. */
-export async function getScheduleByName(db: Reader, name: string): Promise<Schedule | null> {
-  const rows = await db
-    .select()
-    .from(schedules)
-    .where(and(eq(schedules.name, name), isNull(schedules.deletedAt)))
-    .limit(1);
+/**
+ * The one way to look a schedule up by its name (the API's identity for it). Names are unique
+ * among live schedules; a schedule deleted with its history kept gives its name up, so a name
+ * may also belong to deleted schedules (`scheduleIdsByName`).
+ */
+const liveNamed = (name: string) => and(eq(schedules.name, name), isNull(schedules.deletedAt));
+
+/**
+ * The live schedule with this name, or null. With `lock`, inside a transaction, the row stays
+ * locked (FOR UPDATE) until it ends: what an edit reads is what it changes.
+ */
+export async function getScheduleByName(db: Reader, name: string, opts: { lock?: boolean } = {}): Promise<Schedule | null> {
+  const q = db.select().from(schedules).where(liveNamed(name)).limit(1);
+  const rows = opts.lock ? await q.for("update") : await q;
   return rows[0] ?? null;
+}
+
+/** The live schedule with this name, or a 404 naming `field` (the request's field that held the name, "name" unless told). */
+export async function requireScheduleByName(db: Reader, name: string, opts: { lock?: boolean; field?: string } = {}): Promise<Schedule> {
+  const row = await getScheduleByName(db, name, opts);
+  if (!row) throw new AppError("not_found", `no schedule named "${name}"`, opts.field ?? "name");
+  return row;
+}
+
+/** Every schedule that has had this name and still has runs to show: the live one and those deleted with their history. */
+export async function scheduleIdsByName(db: Reader, name: string): Promise<number[]> {
+  const rows = await db.select({ id: schedules.id }).from(schedules).where(eq(schedules.name, name));
+  return rows.map((r) => r.id);
 }
 
 /** Filters and keyset page for the schedule list; `cursor` is the last name of the previous page. */

@@ -10,6 +10,7 @@
  * finished, or the schedule would drift by the run's duration.
  */
 import { nextCronSlot } from "./cron";
+import { SCHEDULE_DEFAULTS } from "./defaults";
 
 export type Timing =
   | { cron: string; timezone: string; everySeconds?: null }
@@ -24,7 +25,7 @@ function periodMs(timing: Timing): number | null {
 
 function cronSpec(timing: Timing): { cron: string; timezone: string } {
   if (typeof timing.cron !== "string") throw new TypeError("Timing needs either cron or everySeconds");
-  return { cron: timing.cron, timezone: timing.timezone ?? "UTC" };
+  return { cron: timing.cron, timezone: timing.timezone ?? SCHEDULE_DEFAULTS.timezone };
 }
 
 function ms(d: Date): number {

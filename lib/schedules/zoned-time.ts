@@ -1,7 +1,7 @@
 /**
  * UTC-offset lookups for IANA time zones, built on Intl.DateTimeFormat.
  *
- * Intl is slow (~2 µs a call) and the scheduler asks for offsets hundreds of thousands of
+ * Intl is slow, and the scheduler asks for offsets hundreds of thousands of
  * times per tick, so each zone keeps a cache keyed by UTC day: the offset at the start of the
  * day, and, when the offset at the start of the next day differs, the exact transition instant
  * (binary search to the second). Assumption: a zone changes its offset at most once per UTC

@@ -23,3 +23,10 @@ export function getLog(): Logger {
   g.__slotkeeperLog ??= createLogger("web");
   return g.__slotkeeperLog;
 }
+
+/** Close the web process's pool (tests that call route handlers, at the end of their file). */
+export async function closeDb(): Promise<void> {
+  const db = g.__slotkeeperDb;
+  g.__slotkeeperDb = undefined;
+  await db?.$client.end();
+}

@@ -92,7 +92,7 @@ function startWorkers(o: SpikeOptions): Proc[] {
       SLOTKEEPER_POLL_INTERVAL_MS: String(o.pollIntervalMs),
       // The alert pass evaluates every live schedule's health in one transaction; at 400,000
       // schedules that took each worker to ~3.5 GB RSS and held a long transaction through the
-      // spike (measured; see the README). Run it once at start, not during the measurement.
+      // spike (measured). Run it once at start, not during the measurement.
       ...(o.alerts ? {} : { SLOTKEEPER_ALERT_INTERVAL_SECONDS: "3600" }),
     }, [], WORKER_NODE_FLAGS),
   );

@@ -1,14 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertRun, insertSchedule, startReceiver } from "../../lib/alerts/testing";
 import { createDb, createPool, type Db } from "../../lib/db/client";
 import { createLogger } from "../../lib/log";
 import { setClock } from "../../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../../lib/testing/db";
+import { setupTestDatabase } from "../../lib/testing/db";
+import { makeRun, makeSchedule } from "../../lib/testing/factories";
+import { startReceiver } from "../../lib/testing/receiver";
 import { startAlertLoop } from "./alerts";
 import { startDeliveryLoop } from "./deliveries";
 import type { Loop } from "./loop";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 2 });
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let dbs: Db[];
 let loops: Loop[] = [];
@@ -16,7 +17,6 @@ const log = createLogger("test", "silent");
 const config = { alertIntervalSeconds: 1, alertReminderMinutes: 60, publicUrl: "http://console.test", smtpUrl: undefined, smtpFrom: "x@y" };
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 2 });
   receiver = await startReceiver();
   dbs = [0, 1, 2].map(() => createDb(createPool(t.url, { max: 2 })));
 });
@@ -24,7 +24,6 @@ afterAll(async () => {
   await Promise.all(loops.map((l) => l.stop()));
   await Promise.all((dbs ?? []).map((d) => d.$client.end()));
   await receiver?.close();
-  await t?.drop();
 });
 
 /** Poll (real time, short) until `check` holds: the loops run on their own timers. */
@@ -41,8 +40,8 @@ async function eventually(check: () => boolean | Promise<boolean>, ms = 10_000) 
 describe("alert and delivery loops on three workers", () => {
   it("send one webhook when a schedule goes late and one when it recovers, with no browser open", async () => {
     await setClock(t.pool, "2030-01-01T09:00:00Z");
-    const id = await insertSchedule(t.pool, "billing-sync");
-    await insertRun(t.pool, id, "2030-01-01T09:55:00Z", "done", { finishedAt: "2030-01-01T09:55:00Z" });
+    const id = (await makeSchedule(t.db, { name: "billing-sync", everySeconds: 300 })).id;
+    await makeRun(t.db, { scheduleId: id, scheduledFor: new Date("2030-01-01T09:55:00Z"), state: "done", finishedAt: new Date("2030-01-01T09:55:00Z") });
     await t.pool.query("INSERT INTO alert_channels (name, kind, config) VALUES ('hook', 'webhook', $1)", [JSON.stringify({ url: `${receiver.url}/hook` })]);
     await setClock(t.pool, "2030-01-01T10:00:00Z");
     // Three workers, each with an evaluation loop and a delivery loop.
@@ -63,7 +62,7 @@ describe("alert and delivery loops on three workers", () => {
     expect(events.rows[0].n).toBe(1);
     expect(receiver.received.map((r) => (r.body as { kind: string }).kind)).toEqual(["firing"]);
 
-    await insertRun(t.pool, id, "2030-01-01T10:05:00Z", "done", { finishedAt: "2030-01-01T10:06:00Z" });
+    await makeRun(t.db, { scheduleId: id, scheduledFor: new Date("2030-01-01T10:05:00Z"), state: "done", finishedAt: new Date("2030-01-01T10:06:00Z") });
     await eventually(() => receiver.received.length >= 2);
     for (let i = 0; i < 10; i++) {
       loops.forEach((l) => l.wake());

@@ -1,16 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { defineHandler } from "../../lib/handlers/types";
 import { createLogger } from "../../lib/log";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../../lib/testing/db";
+import { setupTestDatabase } from "../../lib/testing/db";
 import { createHandlerRegistry } from "../handlers/registry";
 import { createRunner, type Runner } from "../runner";
-import { insertRuns, insertSchedule, readRun, waitForRun } from "../testing/fixtures";
+import { makeRuns, makeSchedule } from "../../lib/testing/factories";
+import { readRun, waitForRun } from "../../lib/testing/runs";
 import { startClaimLoop } from "./claim";
 
 const T0 = new Date("2030-01-01T10:00:00Z");
 const log = createLogger("test", "silent");
-let t: TestDatabase;
 
 const runner = () =>
   createRunner({
@@ -24,22 +24,14 @@ const runner = () =>
     partitions: () => [0],
   });
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-});
-afterAll(async () => {
-  await t?.drop();
-});
-beforeEach(async () => {
-  await t.pool.query("TRUNCATE runs, attempts, schedules RESTART IDENTITY CASCADE");
-});
+const t = setupTestDatabase();
 
 describe("the claim loop", () => {
   it("starts a run at its due instant when that falls between two polls", async () => {
     // A 10 s poll: the pass at start finds the run 600 ms ahead. Polling alone would start it at
     // the next pass, ~9.4 s late; the loop wakes for it instead.
-    const s = await insertSchedule(t.pool, { handler: "noop" });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: T0 }]);
+    const s = (await makeSchedule(t.db, { handler: "noop" })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     await runClockFrom(t.pool, new Date(T0.getTime() - 600));
     const loop = startClaimLoop({ runner: runner(), pollIntervalMs: 10_000, log });
     try {
@@ -55,8 +47,8 @@ describe("the claim loop", () => {
 
   it("under a clock that stands still, wakes early at most once in a row", async () => {
     // Frozen 1 ms before a run: every look says "1 ms", forever. Without the bound that is a pass a millisecond.
-    const s = await insertSchedule(t.pool, { handler: "noop" });
-    const [id] = await insertRuns(t.pool, s, [{ scheduledFor: new Date(T0.getTime() + 1) }]);
+    const s = (await makeSchedule(t.db, { handler: "noop" })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: new Date(T0.getTime() + 1) }]);
     await setClock(t.pool, T0);
     const r = runner();
     let passes = 0;

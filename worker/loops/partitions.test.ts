@@ -1,20 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createDb, createPool } from "../../lib/db/client";
 import { createLogger } from "../../lib/log";
 import { listPartitionLeases } from "../../lib/partitions/leases";
-import { setClock } from "../../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../../lib/testing/db";
+import { setupTestDatabase } from "../../lib/testing/db";
 import { registerWorker } from "../../lib/workers/registry";
 import { startPartitionsLoop } from "./partitions";
 
-let t: TestDatabase;
 const log = createLogger("test", "silent");
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await setClock(t.pool, "2030-01-01T10:00:00Z");
-});
-afterAll(() => t.drop());
+const t = setupTestDatabase({ clock: "2030-01-01T10:00:00Z" });
 
 describe("partitions loop", () => {
   it("holds every partition once ready when alone, and releases them on stop", async () => {

@@ -1,25 +1,18 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../lib/log";
-import { setClock } from "../../lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "../../lib/testing/db";
+import { setupTestDatabase } from "../../lib/testing/db";
 import { makeRun, makeSchedule } from "../../lib/testing/factories";
-import { waitUntil } from "../testing/fixtures";
+import { waitUntil } from "../../lib/testing/wait";
 import { startRetentionLoop } from "./retention";
 
-let t: TestDatabase;
 const log = createLogger("test", "silent");
 const NOW = new Date("2030-06-01T12:00:00Z");
 const policy = { retentionDays: 7, maxRunsPerSchedule: 1000 };
 
-beforeAll(async () => {
-  t = await createTestDatabase();
-  await setClock(t.pool, NOW);
-});
-afterAll(() => t.drop());
+const t = setupTestDatabase({ clock: NOW });
 
 let scheduleId: number;
 beforeEach(async () => {
-  await t.pool.query(`TRUNCATE schedules CASCADE`);
   scheduleId = (await makeSchedule(t.db, { everySeconds: 3600 })).id;
   // Three finished runs a month old: past the 7-day retention.
   for (let d = 30; d < 33; d++) {

@@ -18,8 +18,7 @@ export type RetentionLoopOptions = {
   /**
    * True while this worker is working through a backlog (its claims come back full). The sweep
    * then waits before each statement, up to `maxYieldMs`: deleting is never urgent, and at the top
-   * of the hour every statement it sends takes CPU from the claims (measured: 3.5% of the
-   * database's time during a 100,000-run spike).
+   * of the hour every statement it sends takes database time from the claims.
    */
   busy?: () => boolean;
   intervalMs?: number;

@@ -2,19 +2,18 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { deliverOnce } from "@/lib/alerts/deliveries";
 import { evaluateAlerts } from "@/lib/alerts/evaluate";
 import { sendToChannel } from "@/lib/alerts/send";
-import { insertRun, insertSchedule, startReceiver } from "@/lib/alerts/testing";
 import { setClock } from "@/lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { setupTestDatabase } from "@/lib/testing/db";
+import { makeRun, makeSchedule } from "@/lib/testing/factories";
+import { startReceiver } from "@/lib/testing/receiver";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 4, reset: false, routes: true });
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let api: { channels: Record<string, Handler>; channel: Record<string, Handler>; test: Record<string, Handler>; events: Record<string, Handler>; firing: Record<string, Handler> };
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 });
   receiver = await startReceiver((r) => (r.path === "/down" ? 500 : 200));
-  process.env.DATABASE_URL = t.url;
   process.env.SLOTKEEPER_PUBLIC_URL = "http://console.test";
   api = {
     channels: await import("./channels/route"),
@@ -26,7 +25,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await receiver?.close();
-  await t?.drop();
 });
 
 const ctx = (params: Record<string, string> = {}) => ({ params: Promise.resolve(params) });
@@ -82,10 +80,10 @@ describe("alert history API", () => {
       JSON.stringify({ url: `${receiver.url}/down` }),
     ]);
     await setClock(t.pool, "2030-01-01T09:00:00Z");
-    const a = await insertSchedule(t.pool, "alpha");
-    const b = await insertSchedule(t.pool, "beta");
-    await insertRun(t.pool, a, "2030-01-01T09:05:00Z", "dead", { finishedAt: "2030-01-01T09:05:10Z", attempts: 6 });
-    await insertRun(t.pool, b, "2030-01-01T09:05:00Z", "done", { finishedAt: "2030-01-01T09:05:10Z" });
+    const a = (await makeSchedule(t.db, { name: "alpha", everySeconds: 300 })).id;
+    const b = (await makeSchedule(t.db, { name: "beta", everySeconds: 300 })).id;
+    await makeRun(t.db, { scheduleId: a, scheduledFor: new Date("2030-01-01T09:05:00Z"), state: "dead", finishedAt: new Date("2030-01-01T09:05:10Z"), attempts: 6 });
+    await makeRun(t.db, { scheduleId: b, scheduledFor: new Date("2030-01-01T09:05:00Z"), state: "done", finishedAt: new Date("2030-01-01T09:05:10Z") });
     await setClock(t.pool, "2030-01-01T09:06:00Z");
     await evaluateAlerts(t.db, { publicUrl: "http://console.test", reminderSeconds: 3600 }); // alpha failing
     await setClock(t.pool, "2030-01-01T09:20:00Z");

@@ -1,6 +1,5 @@
-import { sql } from "drizzle-orm";
 import { getHealthCharts, parseChartWindow } from "@/lib/health/charts";
-import { AppError } from "@/lib/errors";
+import { listSchedules, requireScheduleByName } from "@/lib/schedules/queries";
 import { getDb } from "@/lib/server/db";
 import { route } from "@/lib/server/route";
 
@@ -18,10 +17,8 @@ export const GET = route(async (req) => {
   const window = parseChartWindow(params.get("window"));
   const name = params.get("schedule");
   const db = getDb();
-  const r = name
-    ? await db.execute<{ id: number; name: string }>(sql`SELECT id, name FROM schedules WHERE name = ${name} AND deleted_at IS NULL`)
-    : await db.execute<{ id: number; name: string }>(sql`SELECT id, name FROM schedules WHERE deleted_at IS NULL ORDER BY name LIMIT ${MAX_SERIES}`);
-  if (name && r.rows.length === 0) throw new AppError("not_found", `schedule "${name}" not found`, "schedule");
-  const schedules = r.rows.map((s) => ({ id: Number(s.id), name: s.name }));
-  return Response.json(await getHealthCharts(db, schedules, window));
+  const schedules = name
+    ? [await requireScheduleByName(db, name, { field: "schedule" })]
+    : (await listSchedules(db, { limit: MAX_SERIES })).schedules;
+  return Response.json(await getHealthCharts(db, schedules.map((s) => ({ id: s.id, name: s.name })), window));
 });

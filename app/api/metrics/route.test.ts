@@ -1,41 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { insertRun, insertSchedule } from "@/lib/alerts/testing";
+import { beforeAll, describe, expect, it } from "vitest";
 import { collectMetrics } from "@/lib/metrics/collect";
 import { parsePrometheusText, sampleValue, type Family } from "@/lib/metrics/parse-text";
 import { setClock } from "@/lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { setupTestDatabase } from "@/lib/testing/db";
+import { makeRun, makeSchedule } from "@/lib/testing/factories";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 4, reset: false, routes: true });
 let metricsGet: (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 let overviewGet: typeof metricsGet;
 const ctx = { params: Promise.resolve({}) };
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 });
-  // The route modules open their pool on first use, from DATABASE_URL.
-  process.env.DATABASE_URL = t.url;
   metricsGet = (await import("./route")).GET;
   overviewGet = (await import("../overview/route")).GET;
 
   await setClock(t.pool, "2030-01-01T10:00:00Z");
-  const ok = await insertSchedule(t.pool, "ok", { createdAt: "2030-01-01T09:00:00Z" });
-  await insertRun(t.pool, ok, "2030-01-01T09:50:00Z", "done", { startedAt: "2030-01-01T09:50:01Z", finishedAt: "2030-01-01T09:58:40Z" });
+  const ok = (await makeSchedule(t.db, { name: "ok", everySeconds: 300, createdAt: new Date("2030-01-01T09:00:00Z") })).id;
+  await makeRun(t.db, { scheduleId: ok, scheduledFor: new Date("2030-01-01T09:50:00Z"), state: "done", startedAt: new Date("2030-01-01T09:50:01Z"), finishedAt: new Date("2030-01-01T09:58:40Z") });
   // Started in the last 5 minutes: claim lateness 2 s and 1 s (a retry), start lateness 2 s.
-  await insertRun(t.pool, ok, "2030-01-01T09:59:00Z", "running", { startedAt: "2030-01-01T09:59:02Z", attempts: 1 });
-  await insertRun(t.pool, ok, "2030-01-01T09:58:00Z", "done", { runAfter: "2030-01-01T09:58:30Z", startedAt: "2030-01-01T09:58:31Z", finishedAt: "2030-01-01T09:58:40Z", attempts: 2 });
-  const failing = await insertSchedule(t.pool, "failing", { createdAt: "2030-01-01T09:00:00Z" });
-  await insertRun(t.pool, failing, "2030-01-01T09:50:00Z", "dead", { finishedAt: "2030-01-01T09:51:00Z", attempts: 6 });
-  await insertRun(t.pool, failing, "2030-01-01T09:55:00Z", "done", { finishedAt: "2030-01-01T09:55:10Z" });
-  const slow = await insertSchedule(t.pool, "slow", { createdAt: "2030-01-01T09:00:00Z" });
-  await insertRun(t.pool, slow, "2030-01-01T09:50:00Z", "pending");
-  await insertRun(t.pool, slow, "2030-01-01T09:40:00Z", "skipped");
-  await insertRun(t.pool, slow, "2030-01-01T09:35:00Z", "done", { finishedAt: "2030-01-01T09:59:00Z" });
-  await insertSchedule(t.pool, "never", { createdAt: "2030-01-01T09:00:00Z" });
-  await insertSchedule(t.pool, "paused", { enabled: false });
+  await makeRun(t.db, { scheduleId: ok, scheduledFor: new Date("2030-01-01T09:59:00Z"), state: "running", startedAt: new Date("2030-01-01T09:59:02Z"), attempts: 1 });
+  await makeRun(t.db, { scheduleId: ok, scheduledFor: new Date("2030-01-01T09:58:00Z"), state: "done", runAfter: new Date("2030-01-01T09:58:30Z"), startedAt: new Date("2030-01-01T09:58:31Z"), finishedAt: new Date("2030-01-01T09:58:40Z"), attempts: 2 });
+  const failing = (await makeSchedule(t.db, { name: "failing", everySeconds: 300, createdAt: new Date("2030-01-01T09:00:00Z") })).id;
+  await makeRun(t.db, { scheduleId: failing, scheduledFor: new Date("2030-01-01T09:50:00Z"), state: "dead", finishedAt: new Date("2030-01-01T09:51:00Z"), attempts: 6 });
+  await makeRun(t.db, { scheduleId: failing, scheduledFor: new Date("2030-01-01T09:55:00Z"), state: "done", finishedAt: new Date("2030-01-01T09:55:10Z") });
+  const slow = (await makeSchedule(t.db, { name: "slow", everySeconds: 300, createdAt: new Date("2030-01-01T09:00:00Z") })).id;
+  await makeRun(t.db, { scheduleId: slow, scheduledFor: new Date("2030-01-01T09:50:00Z"), state: "pending" });
+  await makeRun(t.db, { scheduleId: slow, scheduledFor: new Date("2030-01-01T09:40:00Z"), state: "skipped" });
+  await makeRun(t.db, { scheduleId: slow, scheduledFor: new Date("2030-01-01T09:35:00Z"), state: "done", finishedAt: new Date("2030-01-01T09:59:00Z") });
+  await makeSchedule(t.db, { name: "never", everySeconds: 300, createdAt: new Date("2030-01-01T09:00:00Z") });
+  await makeSchedule(t.db, { name: "paused", everySeconds: 300, enabled: false });
   await t.pool.query("INSERT INTO workers (id, hostname, pid, concurrency, last_heartbeat_at) VALUES ('w1', 'h', 1, 10, sk_now()), ('w2', 'h', 2, 10, sk_now() - interval '5 minutes')");
-});
-afterAll(async () => {
-  await t?.drop();
 });
 
 async function scrape(): Promise<Map<string, Family>> {

@@ -1,5 +1,5 @@
-import { sql } from "drizzle-orm";
 import { listRuns, parseRunQuery } from "@/lib/runs/history";
+import { scheduleIdsByName } from "@/lib/schedules/queries";
 import { getDb } from "@/lib/server/db";
 import { route } from "@/lib/server/route";
 
@@ -14,11 +14,7 @@ export const GET = route(async (req) => {
   const filter = parseRunQuery(params);
   const db = getDb();
   const name = params.get("schedule");
-  let scheduleIds: number[] | undefined;
-  if (name) {
-    // Live and deleted-with-history schedules of that name: their runs are still runs.
-    const r = await db.execute<{ id: number }>(sql`SELECT id FROM schedules WHERE name = ${name}`);
-    scheduleIds = r.rows.map((x) => Number(x.id));
-  }
+  // Live and deleted-with-history schedules of that name: their runs are still runs.
+  const scheduleIds = name ? await scheduleIdsByName(db, name) : undefined;
   return Response.json(await listRuns(db, { ...filter, scheduleIds }));
 });

@@ -2,26 +2,20 @@
 // answer with a valid save or a 4xx naming the field at fault — never a 500, and a refusal never
 // leaves a partial row behind (schedules, runs and audit log counted before and after each call).
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { beforeAll, describe, expect, it } from "vitest";
+import { setupTestDatabase } from "@/lib/testing/db";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ routes: true, reset: false });
 type Ctx = { params: Promise<Record<string, string>> };
 let POST: (req: Request, ctx: Ctx) => Promise<Response>;
 const noParams: Ctx = { params: Promise.resolve({}) };
 let PATCH: (req: Request, ctx: { params: Promise<{ name: string }> }) => Promise<Response>;
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  // The route handlers open their pool on first use from DATABASE_URL: point it at this file's database.
-  process.env.DATABASE_URL = t.url;
   POST = (await import("./route")).POST;
   PATCH = (await import("./[name]/route")).PATCH;
 });
 
-afterAll(async () => {
-  await t?.drop();
-});
 
 async function counts() {
   const r = await t.pool.query(

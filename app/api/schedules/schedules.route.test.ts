@@ -1,27 +1,22 @@
 // The schedule API end to end through its route handlers, against a real database whose clock the
 // test moves: create/read/list, optimistic edits, pause/resume with catch-up, run now, backfill, delete.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { tickOnce } from "@/lib/runs/tick";
 import { setClock } from "@/lib/testing/clock";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
+import { setupTestDatabase } from "@/lib/testing/db";
 
-let t: TestDatabase;
+const t = setupTestDatabase({ routes: true, reset: false });
 type Handler = (req: Request, ctx: { params: Promise<{ name: string }> }) => Promise<Response>;
 type RouteModule = Partial<Record<"GET" | "POST" | "PATCH" | "DELETE", Handler>>;
 const mods: Record<string, RouteModule> = {};
 
 beforeAll(async () => {
-  t = await createTestDatabase();
-  process.env.DATABASE_URL = t.url; // lib/server/db.ts opens its pool from this on first use
   mods.list = (await import("./route")) as unknown as RouteModule;
   mods.one = (await import("./[name]/route")) as unknown as RouteModule;
   mods.pause = (await import("./[name]/pause/route")) as unknown as RouteModule;
   mods.resume = (await import("./[name]/resume/route")) as unknown as RouteModule;
   mods["run-now"] = (await import("./[name]/run-now/route")) as unknown as RouteModule;
   mods.backfill = (await import("./[name]/backfill/route")) as unknown as RouteModule;
-});
-afterAll(async () => {
-  await t?.drop();
 });
 
 async function call(method: "GET" | "POST" | "PATCH" | "DELETE", mod: string, name: string | null, opts: { body?: unknown; query?: string } = {}) {

@@ -1,10 +1,11 @@
 // The re-queue and handlers routes, called as Next calls them against a real database.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestDatabase, type TestDatabase } from "@/lib/testing/db";
-import { insertRuns, insertSchedule, readRun } from "@/worker/testing/fixtures";
+import { beforeAll, describe, expect, it } from "vitest";
+import { setupTestDatabase } from "@/lib/testing/db";
+import { makeRuns, makeSchedule } from "@/lib/testing/factories";
+import { readRun } from "@/lib/testing/runs";
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
-let t: TestDatabase;
+const t = setupTestDatabase({ poolSize: 4, routes: true });
 let requeueOne: Handler;
 let requeueMany: Handler;
 let listHandlers: Handler;
@@ -13,22 +14,15 @@ const post = (url: string, body?: unknown) =>
   new Request(`http://localhost:3000${url}`, { method: "POST", headers: { "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
 
 beforeAll(async () => {
-  t = await createTestDatabase({ poolSize: 4 });
-  process.env.DATABASE_URL = t.url;
   requeueOne = (await import("../[id]/requeue/route")).POST as Handler;
   requeueMany = (await import("./route")).POST as Handler;
   listHandlers = (await import("../../handlers/route")).GET as Handler;
 });
-afterAll(async () => {
-  const { getDb } = await import("@/lib/server/db");
-  await getDb().$client.end();
-  await t?.drop();
-});
 
 describe("POST /api/runs/{id}/requeue", () => {
   it("re-queues a dead run (audited), 409 for a run that is not dead, 404 for an unknown one", async () => {
-    const s = await insertSchedule(t.pool, { retryMaxAttempts: 3 });
-    const [dead, pending] = await insertRuns(t.pool, s, [
+    const s = (await makeSchedule(t.db, { retryMaxAttempts: 3 })).id;
+    const [dead, pending] = await makeRuns(t.db, s, [
       { scheduledFor: new Date("2030-01-01T10:00:00Z"), state: "dead", attempts: 3 },
       { scheduledFor: new Date("2030-01-01T11:00:00Z") },
     ]);
@@ -52,8 +46,8 @@ describe("POST /api/runs/{id}/requeue", () => {
 
 describe("POST /api/runs/requeue", () => {
   it("re-queues the dead runs of a selection and reports the rest", async () => {
-    const s = await insertSchedule(t.pool);
-    const [a, b, c] = await insertRuns(t.pool, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(Date.UTC(2031, 0, 1, i)), state: i < 2 ? "dead" : "done", attempts: 1 })));
+    const s = (await makeSchedule(t.db)).id;
+    const [a, b, c] = await makeRuns(t.db, s, [0, 1, 2].map((i) => ({ scheduledFor: new Date(Date.UTC(2031, 0, 1, i)), state: i < 2 ? "dead" : "done", attempts: 1 })));
     const res = await requeueMany(post("/api/runs/requeue", { ids: [a, b, c] }), { params: Promise.resolve({}) });
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ requeued: [a, b], notDead: [c], missing: [] });

@@ -2,7 +2,7 @@ import { AppError } from "@/lib/errors";
 import { parseScheduleInput } from "@/lib/schedules/input";
 import { nameParam, scheduleResponse, webConfig } from "@/lib/schedules/http";
 import { deleteSchedule, updateSchedule } from "@/lib/schedules/mutations";
-import { getScheduleByName } from "@/lib/schedules/queries";
+import { requireScheduleByName } from "@/lib/schedules/queries";
 import { getDb } from "@/lib/server/db";
 import { mutation, readJson, route } from "@/lib/server/route";
 
@@ -14,9 +14,7 @@ type Params = { name: string };
 export const GET = route<Params>(async (_req, { params }) => {
   const name = nameParam((await params).name);
   const db = getDb();
-  const row = await getScheduleByName(db, name);
-  if (!row) throw new AppError("not_found", `no schedule named "${name}"`, "name");
-  return scheduleResponse(db, row);
+  return scheduleResponse(db, await requireScheduleByName(db, name));
 });
 
 /** PATCH /api/schedules/{name} (any subset of fields plus "version") → { schedule }; 409 on a stale version. */

@@ -1,4 +1,5 @@
-import { listRuns, parseRunQuery, scheduleIdByName } from "@/lib/runs/history";
+import { listRuns, parseRunQuery } from "@/lib/runs/history";
+import { requireScheduleByName } from "@/lib/schedules/queries";
 import { getDb } from "@/lib/server/db";
 import { route } from "@/lib/server/route";
 
@@ -11,6 +12,6 @@ export const dynamic = "force-dynamic";
 export const GET = route<{ name: string }>(async (req, { params }) => {
   const { name } = await params;
   const db = getDb();
-  const id = await scheduleIdByName(db, name);
+  const { id } = await requireScheduleByName(db, name);
   return Response.json(await listRuns(db, { ...parseRunQuery(new URL(req.url).searchParams), scheduleIds: [id] }));
 });

@@ -34,6 +34,8 @@ export function spawnWorker(databaseUrl: string, id: string, env: Record<string,
       SLOTKEEPER_LEASE_SAFETY_MARGIN_MS: "500",
       SLOTKEEPER_SHUTDOWN_GRACE_MS: "2000",
       LOG_LEVEL: "info",
+      // Handlers in these tests call receivers on this machine, which the outbound policy refuses by default.
+      SLOTKEEPER_OUTBOUND_ALLOW: "127.0.0.1,::1,localhost",
       ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
@@ -83,14 +85,21 @@ export function spawnWorker(databaseUrl: string, id: string, env: Record<string,
   return w;
 }
 
-/** SIGKILL every worker process still alive (SIGCONT first, so stopped ones die too); call in afterEach. */
-export async function killAllWorkers(): Promise<void> {
-  const all = [...live];
-  for (const w of all) {
+/** Worker processes started by this test file that are still alive. */
+export function liveWorkers(): WorkerProcess[] {
+  return [...live];
+}
+
+/**
+ * SIGKILL these worker processes (SIGCONT first, so stopped ones die too) and wait for them to
+ * exit. setupTestDatabase (lib/testing/db.ts) calls it after each test and at the end of the file.
+ */
+export async function killWorkers(ws: WorkerProcess[]): Promise<void> {
+  for (const w of ws) {
     w.signal("SIGCONT");
     w.signal("SIGKILL");
   }
-  await Promise.all(all.map((w) => w.exited));
+  await Promise.all(ws.map((w) => w.exited));
 }
 
 /** Start workers and wait until each has logged worker:start. */
