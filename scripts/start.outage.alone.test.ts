@@ -1,3 +1,5 @@
+// Runs in the alone pass of npm test (vitest.config.mts): it builds the console when stale and runs
+// the whole product twice, which would crowd the timing-sensitive files of the parallel pass.
 // The whole product stopped for real and started again: `npm start` (scripts/start.ts: the console
 // and one worker) is killed with SIGKILL, process group and all, over three schedules firing every
 // 4 s (skip, latest, all), the database clock is moved 45 s past the kill while nothing runs, and
