@@ -1,10 +1,11 @@
 import type { RunDetail } from "@/lib/client/runs";
+import { AttemptOutput } from "./attempt-output";
 import { Badge, type Tone } from "./ui/badge";
 import { Time } from "./ui/time";
 
 const OUTCOME_TONE: Record<string, Tone> = { succeeded: "green", failed: "red", timed_out: "amber", lease_expired: "amber", aborted: "slate" };
 
-/** Each attempt of one slot: which worker, when, how long, how it ended, and its error as text. */
+/** Each attempt of one slot: which worker, when, how long, how it ended, its error as text, and what it left (result, log, stdout, stderr). */
 export function AttemptsTimeline({ attempts }: { attempts: RunDetail["attemptsList"] }) {
   if (attempts.length === 0) return <p className="text-sm text-slate-500" data-testid="attempts-empty">No attempt yet: the run has not been claimed by a worker.</p>;
   return (
@@ -22,6 +23,7 @@ export function AttemptsTimeline({ attempts }: { attempts: RunDetail["attemptsLi
             {a.durationMs !== null ? <span className="ml-2 tabular-nums">({a.durationMs} ms)</span> : null}
           </div>
           {a.error ? <pre className="mt-2 max-h-48 overflow-auto whitespace-pre-wrap break-words rounded bg-red-50 p-2 font-mono text-xs text-red-800" data-testid="attempt-error">{a.error}</pre> : null}
+          {a.output ? <AttemptOutput output={a.output} /> : null}
         </li>
       ))}
     </ol>

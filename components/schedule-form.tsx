@@ -45,6 +45,8 @@ export function ScheduleForm({ mode, initial, handlers, submitting, serverErrors
   const errors: FieldErrors = {};
   for (const [k, msg] of Object.entries(clientErrors)) if (tried || live.has(k) || touched.has(k)) errors[k] = msg;
   for (const [k, msg] of Object.entries(serverErrors)) if (!errors[k]) errors[k] = msg;
+  // A handler's payload rule names a field inside the payload (payload.args): shown at the payload.
+  for (const [k, msg] of Object.entries(errors)) if (k.startsWith("payload.") && !errors.payload) errors.payload = msg;
 
   const set = <K extends keyof FormValues>(k: K, v: FormValues[K]) => {
     setValues((prev) => ({ ...prev, [k]: v }));

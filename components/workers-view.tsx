@@ -12,7 +12,7 @@ const STATUS_STYLE = {
   stopped: "bg-slate-100 text-slate-600",
 } as const;
 
-/** Live and recently gone workers, their heartbeats, in-flight runs and partitions. */
+/** Live and recently gone workers, their heartbeats, in-flight runs, partitions, and which programs each may run. */
 export function WorkersView() {
   const q = useQuery(workersQuery());
   return (
@@ -38,6 +38,7 @@ export function WorkersView() {
                 <th className="px-4 py-2">In flight</th>
                 <th className="px-4 py-2">Partitions</th>
                 <th className="px-4 py-2">Handlers</th>
+                <th className="px-4 py-2" title="SLOTKEEPER_COMMANDS: the programs this worker's command handler may run">Runs programs</th>
                 <th className="px-4 py-2">Started</th>
               </tr>
             </thead>
@@ -53,6 +54,9 @@ export function WorkersView() {
                   <td className="px-4 py-2 tabular-nums">{w.inFlight} / {w.concurrency}</td>
                   <td className="px-4 py-2 font-mono text-xs">{w.partitions.length ? w.partitions.join(", ") : "—"}</td>
                   <td className="px-4 py-2 text-xs" title={w.handlers.map((h) => h.name).join(", ")}>{w.handlers.length}</td>
+                  <td className="px-4 py-2 text-xs" data-testid="worker-commands">
+                    {w.commands === null ? <span className="text-slate-500">no</span> : w.commands === "all" ? "any program (all)" : <span className="font-mono">{w.commands.join(", ")}</span>}
+                  </td>
                   <td className="px-4 py-2"><Time value={w.startedAt} /></td>
                 </tr>
               ))}

@@ -19,8 +19,14 @@ async function freePort(from: number): Promise<number> {
 
 export type Stack = StackInfo & { startWorker: () => ChildProcess; stop: () => Promise<void> };
 
-/** `env`: settings for the console and workers of this stack on top of the environment (alert interval, …). */
-export async function startStack(opts: { env?: Record<string, string> } = {}): Promise<Stack> {
+/**
+ * `env`: settings for the console and workers of this stack on top of the environment (alert
+ * interval, …). `workers`: how many default workers (`worker/main.ts`) start beside the console; 1
+ * unless told.
+ */
+export type StackOptions = { env?: Record<string, string>; workers?: number };
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   let embedded: EmbeddedDatabase | undefined;
   let databaseUrl: string;
   let dropDatabase: (() => Promise<void>) | undefined;
@@ -60,11 +66,12 @@ export async function startStack(opts: { env?: Record<string, string> } = {}): P
   const web = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-p", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
   children.push(web);
   const startWorker = () => {
-    const w = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], { env, stdio: ["ignore", "inherit", "inherit"] });
+    // Its workers run programs, for the `command` handler's tests: /bin/sh only.
+    const w = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], { env: { ...env, SLOTKEEPER_COMMANDS: "/bin/sh" }, stdio: ["ignore", "inherit", "inherit"] });
     children.push(w);
     return w;
   };
-  startWorker();
+  for (let i = 0; i < (opts.workers ?? 1); i++) startWorker();
 
   const baseURL = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;

@@ -21,4 +21,13 @@ describe("loadConfig", () => {
     expect(() => loadConfig({ SLOTKEEPER_CONCURRENCY: "lots" })).toThrow(/SLOTKEEPER_CONCURRENCY/);
     expect(() => loadConfig({ DATABASE_URL: "not a url" })).toThrow(/DATABASE_URL/);
   });
+
+  it("reads SLOTKEEPER_COMMANDS: unset is no programs, `all`, or absolute paths (normalised, deduplicated)", () => {
+    expect(loadConfig({}).commands).toBeNull();
+    expect(loadConfig({ SLOTKEEPER_COMMANDS: "all" }).commands).toBe("all");
+    expect(loadConfig({ SLOTKEEPER_COMMANDS: " /usr/bin/backup, /bin//sh ,/usr/bin/backup" }).commands).toEqual(["/usr/bin/backup", "/bin/sh"]);
+    expect(() => loadConfig({ SLOTKEEPER_COMMANDS: "/bin/sh,backup" })).toThrow(/SLOTKEEPER_COMMANDS: "backup" is not an absolute path/);
+    expect(() => loadConfig({ SLOTKEEPER_COMMANDS: "all,/bin/sh" })).toThrow(/SLOTKEEPER_COMMANDS/);
+    expect(() => loadConfig({ SLOTKEEPER_COMMANDS: " , " })).toThrow(/SLOTKEEPER_COMMANDS/);
+  });
 });

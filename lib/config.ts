@@ -87,7 +87,29 @@ const envSchema = z.object({
   SLOTKEEPER_SMTP_FROM: z.string().min(3).max(300).default(configDefaults.smtpFrom),
   /** Worker id; defaults to host-pid-random. */
   SLOTKEEPER_WORKER_ID: z.string().min(1).max(200).optional(),
+  /** Unset: the worker does not serve `command`. `all`, or a comma-separated list of absolute paths of the executables it may run. */
+  SLOTKEEPER_COMMANDS: z.string().max(100_000).optional(),
 });
+
+/** Which programs a worker's `command` handler may run: every one, these absolute paths, or none (not served). */
+export type CommandsPolicy = "all" | string[] | null;
+
+/**
+ * SLOTKEEPER_COMMANDS as a policy: unset → null; `all` → "all"; otherwise every comma-separated
+ * entry must be an absolute path (normalised, so `/usr//bin/x` and `/usr/bin/x` are one entry).
+ * Throws ConfigError naming the variable and the entry at fault.
+ */
+export function parseCommandsPolicy(value: string | undefined): CommandsPolicy {
+  if (value === undefined || value.trim() === "") return null;
+  if (value.trim() === "all") return "all";
+  const entries = value.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  if (entries.length === 0) throw new ConfigError("invalid SLOTKEEPER_COMMANDS: give `all` or a comma-separated list of absolute paths");
+  for (const e of entries) {
+    if (e === "all") throw new ConfigError("invalid SLOTKEEPER_COMMANDS: `all` cannot be combined with a list of paths");
+    if (!path.isAbsolute(e)) throw new ConfigError(`invalid SLOTKEEPER_COMMANDS: ${JSON.stringify(e)} is not an absolute path (list executables as /usr/bin/backup, or give \`all\`)`);
+  }
+  return [...new Set(entries.map((e) => path.normalize(e)))];
+}
 
 export type Config = {
   databaseUrl: string | undefined;
@@ -114,6 +136,8 @@ export type Config = {
   smtpUrl: string | undefined;
   smtpFrom: string;
   workerId: string | undefined;
+  /** SLOTKEEPER_COMMANDS: the programs this worker's `command` handler may run; null = it does not serve `command`. */
+  commands: CommandsPolicy;
 };
 
 /** Thrown when the environment holds an invalid setting; the message names the variable. */
@@ -153,5 +177,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SLOTKEEPER_SMTP_URL,
     smtpFrom: e.SLOTKEEPER_SMTP_FROM,
     workerId: e.SLOTKEEPER_WORKER_ID,
+    commands: parseCommandsPolicy(e.SLOTKEEPER_COMMANDS),
   };
 }

@@ -6,7 +6,9 @@ import type { ClaimedRun } from "../lib/runs/claim";
 import type { RunResult } from "../lib/runs/finish";
 import { idempotencyKey } from "../lib/runs/idempotency";
 import { resolveEnvRefs } from "../lib/security/mask";
+import type { AttemptOutput } from "../lib/runs/output";
 import type { AttemptAbort } from "./attempt-abort";
+import { ATTEMPT_STREAMS, AttemptOutputCollector, type AttemptStreams } from "./attempt-output";
 import type { HandlerRegistry } from "./handlers/registry";
 
 /** What every attempt of a worker shares: made once per worker, not once per run. */
@@ -24,6 +26,7 @@ class AttemptContext implements HandlerContext {
   readonly origin: ClaimedRun["origin"];
   readonly workerId: string;
   private logger?: Logger;
+  private collector?: AttemptOutputCollector;
   private scheduleRef?: { id: number; name: string };
   private resolved = false;
   private resolvedPayload: unknown = undefined;
@@ -72,10 +75,33 @@ class AttemptContext implements HandlerContext {
     return this.abort.signal;
   }
 
-  // Made on first use: a pino child serialises its bindings at once, a cost per run for handlers that never log.
+  // Made on first use: a pino child serialises its bindings at once, a cost per run for handlers
+  // that never log. What it writes goes to the worker's log and into the attempt's output.
   get log(): Logger {
     const { run } = this;
-    return (this.logger ??= this.deps.log.child({ runId: run.id, schedule: run.scheduleName, slot: run.scheduledFor.toISOString(), attempt: run.attempt }));
+    return (this.logger ??= this.output().capture(this.deps.log.child({ runId: run.id, schedule: run.scheduleName, slot: run.scheduledFor.toISOString(), attempt: run.attempt })));
+  }
+
+  /** The attempt's stdout and stderr, for a built-in that runs a program (the `command` handler). */
+  get [ATTEMPT_STREAMS](): AttemptStreams {
+    return this.output().attemptStreams();
+  }
+
+  private output(): AttemptOutputCollector {
+    // The secrets to mask come from the payload as stored, before its references were resolved.
+    return (this.collector ??= new AttemptOutputCollector(() => this.run.payload));
+  }
+
+  /**
+   * What the attempt leaves, with `returned` (the handler's value) as its result; undefined when it
+   * logged nothing, ran no program and returned nothing, so such a result carries no output.
+   */
+  outputWith(returned: unknown): AttemptOutput | undefined {
+    if (!this.collector) {
+      if (returned === undefined || returned === null) return undefined;
+      this.output();
+    }
+    return this.collector!.finish(returned);
   }
 }
 
@@ -86,32 +112,42 @@ function result(run: ClaimedRun, started: number, r: Omit<RunResult, "id" | "att
   return { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, queueTid: run.queueTid, durationMs: Math.round(performance.now() - started), ...r };
 }
 
-function succeeded(run: ClaimedRun, started: number): RunResult {
-  return { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, queueTid: run.queueTid, durationMs: Math.round(performance.now() - started), outcome: "succeeded" };
+// `output` is in the literal even when undefined (nearly always, at the top of the hour), so every
+// success result has one shape.
+function succeeded(run: ClaimedRun, started: number, output: AttemptOutput | undefined): RunResult {
+  return { id: run.id, attempt: run.attempt, scheduleId: run.scheduleId, queueTid: run.queueTid, durationMs: Math.round(performance.now() - started), outcome: "succeeded", output };
 }
 
-function aborted(run: ClaimedRun, started: number, abort: AttemptAbort) {
+function aborted(run: ClaimedRun, started: number, abort: AttemptAbort, ctx: AttemptContext | undefined) {
   const reason = abort.reason!;
-  return result(run, started, { outcome: reason.kind === "shutdown" ? "aborted" : "timed_out", error: reason.message });
+  return result(run, started, { outcome: reason.kind === "shutdown" ? "aborted" : "timed_out", error: reason.message, output: ctx?.outputWith(undefined) });
 }
 
-function failed(run: ClaimedRun, started: number, abort: AttemptAbort, err: unknown) {
-  if (abort.aborted) return aborted(run, started, abort);
+/**
+ * A handler's own time limit (the `command` handler's payload.timeoutSeconds) throws an error named
+ * TimeoutError, as AbortSignal.timeout() does: the attempt is recorded `timed_out` and retried.
+ */
+const isTimeout = (err: unknown) => err instanceof Error && err.name === "TimeoutError";
+
+function failed(run: ClaimedRun, started: number, abort: AttemptAbort, err: unknown, ctx: AttemptContext | undefined) {
+  if (abort.aborted) return aborted(run, started, abort, ctx);
   const message = err instanceof Error ? `${err.name === "Error" ? "" : `${err.name}: `}${err.message}` : String(err);
-  if (isNonRetryable(err)) return result(run, started, { outcome: "failed", error: message, nonRetryable: true });
-  return result(run, started, { outcome: "failed", error: message, retryDelaySeconds: backoffSeconds(run.retry, Math.max(1, run.attempt)) });
+  const output = ctx?.outputWith(undefined);
+  if (isNonRetryable(err)) return result(run, started, { outcome: "failed", error: message, nonRetryable: true, output });
+  return result(run, started, { outcome: isTimeout(err) ? "timed_out" : "failed", error: message, retryDelaySeconds: backoffSeconds(run.retry, Math.max(1, run.attempt)), output });
 }
 
 const isThenable = (v: unknown): v is PromiseLike<unknown> => typeof v === "object" && v !== null && typeof (v as { then?: unknown }).then === "function";
 
-async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, returned: PromiseLike<unknown>): Promise<RunResult> {
+async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, ctx: AttemptContext, returned: PromiseLike<unknown>): Promise<RunResult> {
+  let value: unknown;
   try {
-    await abort.race(Promise.resolve(returned));
+    value = await abort.race(Promise.resolve(returned));
   } catch (err) {
-    return failed(run, started, abort, err);
+    return failed(run, started, abort, err, ctx);
   }
-  if (abort.aborted) return aborted(run, started, abort);
-  return succeeded(run, started);
+  if (abort.aborted) return aborted(run, started, abort, ctx);
+  return succeeded(run, started, ctx.outputWith(value));
 }
 
 /**
@@ -125,16 +161,17 @@ async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, ret
 export function runAttempt(run: ClaimedRun, deps: AttemptDeps, abort: AttemptAbort): RunResult | Promise<RunResult> {
   const started = performance.now();
   let returned: unknown;
+  let ctx: AttemptContext | undefined;
   try {
     const handler = deps.registry.get(run.handler);
-    const ctx = new AttemptContext(run, deps, abort);
+    ctx = new AttemptContext(run, deps, abort);
     if (run.payloadRefersToEnv !== false) void ctx.payload;
     returned = handler.run(ctx);
   } catch (err) {
     // A handler that throws before returning its promise fails as a rejection would.
-    return failed(run, started, abort, err);
+    return failed(run, started, abort, err, ctx);
   }
-  if (isThenable(returned)) return settle(run, started, abort, returned);
-  if (abort.aborted) return aborted(run, started, abort);
-  return succeeded(run, started);
+  if (isThenable(returned)) return settle(run, started, abort, ctx, returned);
+  if (abort.aborted) return aborted(run, started, abort, ctx);
+  return succeeded(run, started, ctx.outputWith(returned));
 }

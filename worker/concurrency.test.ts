@@ -1,90 +1,117 @@
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runClockFrom } from "../lib/testing/clock";
 import { setupTestDatabase } from "../lib/testing/db";
 import { makeRuns, makeSchedule, RUNS_BY_HAND, slots } from "../lib/testing/factories";
+import { startReceiver, type Received } from "../lib/testing/receiver";
 import { readRun } from "../lib/testing/runs";
 import { startWorkers } from "../lib/testing/spawn";
 import { waitUntil } from "../lib/testing/wait";
 
-// Several real worker processes on one database.
+// Several real worker processes on one database. What the handlers did is counted where they did
+// it: the `http` handler calls this file's receiver, which records every request with its
+// idempotency key (schedule + slot) and when it arrived and was answered. Slotkeeper's own tables
+// are read only to know that the runs have settled.
 const T0 = new Date("2030-01-01T10:00:00Z");
 const t = setupTestDatabase();
 
-/** Attempts of one schedule's runs as [start, end] intervals on the database clock, in slot order. */
-async function attemptIntervals(scheduleId: number) {
-  const { rows } = await t.pool.query<{ scheduled_for: Date; started_at: Date; finished_at: Date; worker_id: string }>(
-    `SELECT r.scheduled_for, a.started_at, a.finished_at, a.worker_id FROM run_attempts a JOIN runs r ON r.id = a.run_id
-     WHERE r.schedule_id = $1 ORDER BY r.scheduled_for, a.attempt`,
-    [scheduleId],
-  );
-  return rows;
-}
-
-const overlaps = (a: { started_at: Date; finished_at: Date }, b: { started_at: Date; finished_at: Date }) =>
-  a.started_at < b.finished_at && b.started_at < a.finished_at;
+/** The key the design gives a slot's every attempt: sk:<schedule id>:<slot instant>. */
+const slotKey = (scheduleId: number, slot: Date) => `sk:${scheduleId}:${slot.toISOString()}`;
 
 describe("many workers on one database", () => {
-  it("4 processes, 2,000 runs: every run done exactly once, none left running", async () => {
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  it("4 processes, 2,000 runs: every slot's handler ran exactly once, and every run is done", async () => {
     await runClockFrom(t.pool, T0);
     const started = Date.now();
     await startWorkers(t.url, ["many-1", "many-2", "many-3", "many-4"], { SLOTKEEPER_CONCURRENCY: "50" });
-    // Spread over all 16 partitions: each worker claims in the partitions it holds.
-    const schedules = await Promise.all(Array.from({ length: 20 }, async (_, i) => (await makeSchedule(t.db, { ...RUNS_BY_HAND, partition: i % 16 })).id));
-    // 20 schedules x 100 slots, all due now.
-    for (const s of schedules) await makeRuns(t.db, s, slots(T0.getTime() - 100 * 60_000, 100).map((d) => ({ scheduledFor: d })));
-    await waitUntil(async () => (await t.pool.query("SELECT count(*)::int AS n FROM runs WHERE state = 'done'")).rows[0].n === 2000, 90_000, "2,000 done runs");
-    const { rows: states } = await t.pool.query("SELECT state, attempts, count(*)::int AS n FROM runs GROUP BY 1, 2");
-    expect(states).toEqual([{ state: "done", attempts: 1, n: 2000 }]);
-    const { rows: byWorker } = await t.pool.query<{ worker_id: string; n: number }>(
-      "SELECT worker_id, count(*)::int AS n FROM run_attempts WHERE outcome = 'succeeded' GROUP BY 1 ORDER BY 1",
-    );
-    expect(byWorker.reduce((sum, w) => sum + w.n, 0)).toBe(2000);
-    expect((await t.pool.query("SELECT count(DISTINCT run_id)::int AS n FROM run_attempts")).rows[0].n).toBe(2000);
-    console.log(JSON.stringify({ event: "test:many-workers", runs: 2000, workers: 4, seconds: (Date.now() - started) / 1000, byWorker }));
+    // 20 schedules spread over all 16 partitions (each worker claims in the partitions it holds), 100 due slots each.
+    const expected = new Set<string>();
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const s = await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "http", payload: { url: `${receiver.url}/run` }, partition: i % 16 });
+      const mine = slots(T0.getTime() - 100 * 60_000, 100);
+      ids.push(...(await makeRuns(t.db, s.id, mine.map((scheduledFor) => ({ scheduledFor })))));
+      for (const slot of mine) expected.add(slotKey(s.id, slot));
+    }
+    await waitUntil(() => receiver.received.length >= 2000, 90_000, "2,000 requests at the receiver");
+    await waitUntil(async () => (await t.pool.query("SELECT count(*)::int AS n FROM runs WHERE state = 'done'")).rows[0].n === 2000, 60_000, "2,000 done runs");
+    const keys = receiver.keys();
+    expect(keys).toHaveLength(2000);
+    expect(new Set(keys)).toEqual(expected);
+    expect((await t.pool.query("SELECT count(*)::int AS n FROM run_status WHERE state <> 'done'")).rows[0].n).toBe(0);
     // Every worker took a share (SKIP LOCKED spreads the work rather than serialising it).
+    const { rows: byWorker } = await t.pool.query<{ worker_id: string; n: number }>("SELECT worker_id, count(*)::int AS n FROM runs GROUP BY 1 ORDER BY 1");
+    console.log(JSON.stringify({ event: "test:many-workers", runs: ids.length, workers: 4, seconds: (Date.now() - started) / 1000, byWorker }));
     expect(byWorker.length).toBeGreaterThanOrEqual(2);
-  }, 120_000);
+  }, 180_000);
 });
 
 describe("overlap policies with concurrent workers", () => {
-  const setup = async (overlap: "allow" | "forbid" | "skip", ms: number) => {
+  const HOLD_MS = 1500;
+  let receiver: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    // Each call takes HOLD_MS at the receiver: [arrivedAt, answeredAt] is when that run's handler ran.
+    receiver = await startReceiver(() => 200, { holdMs: HOLD_MS });
+  });
+  afterAll(async () => {
+    await receiver?.close();
+  });
+
+  const setup = async (overlap: "allow" | "forbid" | "skip") => {
+    receiver.received.length = 0;
     await runClockFrom(t.pool, T0);
     await startWorkers(t.url, ["ov-1", "ov-2", "ov-3"]);
-    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "sleep", payload: { ms }, overlap })).id;
-    const ids = await makeRuns(t.db, s, [3, 2, 1].map((n) => ({ scheduledFor: new Date(T0.getTime() - n * 1000) })));
-    return { s, ids };
+    const s = await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "http", payload: { url: `${receiver.url}/${overlap}` }, overlap });
+    const slotsDue = [3, 2, 1].map((n) => new Date(T0.getTime() - n * 1000));
+    const ids = await makeRuns(t.db, s.id, slotsDue.map((scheduledFor) => ({ scheduledFor })));
+    return { keys: slotsDue.map((slot) => slotKey(s.id, slot)), ids };
   };
-  const allFinished = (ids: number[]) => async () => {
+  const settled = (ids: number[]) => async () => {
     const rows = await Promise.all(ids.map((id) => readRun(t.pool, id)));
     return rows.every((r) => ["done", "skipped", "dead"].includes(r.state));
   };
+  /** The calls the receiver answered, one per slot key, in the order of `keys`. */
+  const calls = (keys: string[]) => {
+    const byKey = new Map<string, Received[]>();
+    for (const r of receiver.received) byKey.set(String(r.headers["idempotency-key"]), [...(byKey.get(String(r.headers["idempotency-key"])) ?? []), r]);
+    return keys.map((k) => byKey.get(k) ?? []);
+  };
+  const overlaps = (a: Received, b: Received) => a.arrivedAt < b.answeredAt! && b.arrivedAt < a.answeredAt!;
 
-  it("allow: runs of one schedule overlap", async () => {
-    const { s, ids } = await setup("allow", 1500);
-    await waitUntil(allFinished(ids), 30_000, "three finished runs");
-    const iv = await attemptIntervals(s);
-    expect(iv).toHaveLength(3);
-    expect(overlaps(iv[0], iv[1]) || overlaps(iv[1], iv[2]) || overlaps(iv[0], iv[2])).toBe(true);
+  it("allow: runs of one schedule run side by side", async () => {
+    const { keys, ids } = await setup("allow");
+    await waitUntil(settled(ids), 60_000, "three settled runs");
+    const c = calls(keys);
+    expect(c.map((x) => x.length)).toEqual([1, 1, 1]);
+    const [a, b, d] = c.map((x) => x[0]);
+    expect(overlaps(a, b) || overlaps(b, d) || overlaps(a, d)).toBe(true);
   }, 120_000);
 
   it("forbid: each slot waits for the previous run to finish, in slot order", async () => {
-    const { s, ids } = await setup("forbid", 700);
-    await waitUntil(allFinished(ids), 30_000, "three finished runs");
+    const { keys, ids } = await setup("forbid");
+    await waitUntil(settled(ids), 60_000, "three settled runs");
     for (const id of ids) expect((await readRun(t.pool, id)).state).toBe("done");
-    const iv = await attemptIntervals(s);
-    expect(iv).toHaveLength(3);
-    expect(overlaps(iv[0], iv[1]) || overlaps(iv[1], iv[2]) || overlaps(iv[0], iv[2])).toBe(false);
-    expect(iv[0].finished_at <= iv[1].started_at && iv[1].finished_at <= iv[2].started_at).toBe(true);
+    const c = calls(keys);
+    expect(c.map((x) => x.length)).toEqual([1, 1, 1]);
+    const [a, b, d] = c.map((x) => x[0]);
+    expect(a.answeredAt! <= b.arrivedAt && b.answeredAt! <= d.arrivedAt, "one at a time, oldest slot first").toBe(true);
   }, 120_000);
 
-  it("skip: a slot whose predecessor is still running is recorded as skipped (overlap)", async () => {
-    const { ids } = await setup("skip", 1500);
-    await waitUntil(allFinished(ids), 30_000, "three finished runs");
+  it("skip: a slot whose predecessor is still running is skipped (overlap), and its handler never runs", async () => {
+    const { keys, ids } = await setup("skip");
+    await waitUntil(settled(ids), 60_000, "three settled runs");
+    expect(calls(keys).map((x) => x.length)).toEqual([1, 0, 0]);
     const rows = await Promise.all(ids.map((id) => readRun(t.pool, id)));
-    expect(rows.map((r) => [r.state, r.skip_reason, r.attempts])).toEqual([
-      ["done", null, 1],
-      ["skipped", "overlap", 0],
-      ["skipped", "overlap", 0],
+    expect(rows.map((r) => [r.state, r.skip_reason])).toEqual([
+      ["done", null],
+      ["skipped", "overlap"],
+      ["skipped", "overlap"],
     ]);
   }, 120_000);
 });

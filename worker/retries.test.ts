@@ -23,6 +23,9 @@ describe("retries on a real worker", () => {
     const policy = { maxAttempts: 4, baseSeconds: 30, capSeconds: 900 };
     const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "fail", payload: { message: "upstream said no" }, retryMaxAttempts: 4, retryBaseSeconds: 30, retryCapSeconds: 900 })).id;
     const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+    // A run that is due is claimed on the worker's next pass: once a canary inserted after the retry
+    // was scheduled is done, the worker has passed over the retry since, and left it alone.
+    const canary = (await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "noop" })).id;
     for (let attempt = 1; attempt < 4; attempt++) {
       const row = await waitForRow(id, (r) => r.state === "pending" && r.attempts === attempt);
       const waitSeconds = (row.run_after.getTime() - (await dbNow(t.pool)).getTime()) / 1000;
@@ -30,8 +33,9 @@ describe("retries on a real worker", () => {
       expect(waitSeconds).toBeLessThanOrEqual(backoffCeilingSeconds(policy, attempt));
       expect(row.last_error).toBe("upstream said no");
       // Not due yet: the worker leaves it alone until the database clock says so.
-      await new Promise((r) => setTimeout(r, 400));
-      expect((await readRun(t.pool, id)).attempts).toBe(attempt);
+      const [passed] = await makeRuns(t.db, canary, [{ scheduledFor: new Date(T0.getTime() - attempt * 1000) }]);
+      await waitForRow(passed, (r) => r.state === "done");
+      expect(await readRun(t.pool, id)).toMatchObject({ state: "pending", attempts: attempt });
       await setClock(t.pool, row.run_after);
     }
     const dead = await waitForRow(id, (r) => r.state === "dead");

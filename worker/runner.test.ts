@@ -7,13 +7,16 @@ import { createHandlerRegistry } from "./handlers/registry";
 import { createRunner } from "./runner";
 import { makeRuns, makeSchedule, slots } from "../lib/testing/factories";
 import { readAttempts, readRun } from "../lib/testing/runs";
+import { waitUntil } from "../lib/testing/wait";
 
 // The runner in this process on a real database: its one shared deadline timer must still abort
 // each attempt at that attempt's own lease deadline (real, monotonic time: this is the worker's
 // local deadline, not schedule time), and renewals must keep moving it.
 const T0 = new Date("2030-01-01T10:00:00Z");
 
-const seen = { slowSignalAborted: false };
+/** How long the stubborn handler ignores its signal: longer than any wait the runner could make for it. */
+const STUBBORN_MS = 8_000;
+const seen: { slowSignalAborted?: boolean } = {};
 const registry = createHandlerRegistry([
   defineHandler({ name: "noop", idempotent: true, description: "", run: async () => {} }),
   // Ignores its signal: the runner must not wait for it, and must not record its late success.
@@ -22,7 +25,7 @@ const registry = createHandlerRegistry([
     idempotent: true,
     description: "",
     run: async (ctx) => {
-      await new Promise((r) => setTimeout(r, 4_000));
+      await new Promise((r) => setTimeout(r, STUBBORN_MS));
       seen.slowSignalAborted = ctx.signal.aborted;
     },
   }),
@@ -55,11 +58,12 @@ describe("the runner's lease deadlines", () => {
     const started = performance.now();
     await r.claimPass();
     expect(r.inFlight).toBe(4);
-    // Deadline: 2 s lease minus 0.5 s margin. No heartbeats are sent.
-    expect(await r.drain(5_000)).toBe(true);
+    // Deadline: 2 s lease minus 0.5 s margin, on this process's monotonic clock (no heartbeats are
+    // sent). Not before it; and the runner does not wait for the handler that ignores its signal.
+    expect(await r.drain(STUBBORN_MS)).toBe(true);
     const elapsed = performance.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(1_400);
-    expect(elapsed).toBeLessThan(3_000);
+    expect(seen.slowSignalAborted, "the runner finished before the stubborn handler did").toBeUndefined();
 
     for (const id of quickIds) expect((await readRun(t.pool, id)).state).toBe("done");
     const slowRun = await readRun(t.pool, slowId);
@@ -68,7 +72,7 @@ describe("the runner's lease deadlines", () => {
     expect(attempt.outcome).toBe("timed_out");
     expect(attempt.error).toMatch(/lease deadline passed: 2000 ms lease minus 500 ms safety margin/);
     // The handler kept going, but saw its signal aborted when it looked.
-    await new Promise((res) => setTimeout(res, 2_700));
+    await waitUntil(() => seen.slowSignalAborted !== undefined, 2 * STUBBORN_MS, "the stubborn handler to look at its signal");
     expect(seen.slowSignalAborted).toBe(true);
     expect((await readRun(t.pool, slowId)).state).toBe("pending");
   });

@@ -1,4 +1,4 @@
-import type { Config } from "../lib/config";
+import type { CommandsPolicy, Config } from "../lib/config";
 import type { Db } from "../lib/db/client";
 import type { Handler } from "../lib/handlers/types";
 import type { Logger } from "../lib/log";
@@ -37,6 +37,8 @@ export type WorkerDeps = {
   partitionsProvider?: () => number[] | null;
   /** Run the tick loop (default true). */
   tick?: boolean;
+  /** What the built-in `command` handler among `handlers` may run (SLOTKEEPER_COMMANDS), shown on the Workers page; null or absent when it is not served. */
+  commands?: CommandsPolicy;
 };
 
 export type RunningWorker = { id: string; inFlight: () => number; stop: () => Promise<void> };
@@ -45,7 +47,7 @@ export type RunningWorker = { id: string; inFlight: () => number; stop: () => Pr
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { db, log, workerId, config } = deps;
   const registry = createHandlerRegistry(deps.handlers);
-  await registerWorker(db, { id: workerId, concurrency: config.workerConcurrency, handlers: registry.list(), version: deps.version });
+  await registerWorker(db, { id: workerId, concurrency: config.workerConcurrency, handlers: registry.list(), version: deps.version, commands: deps.commands ?? null });
   let claimLoop: Loop | undefined;
   let tickLoop: Loop | undefined;
   // Partition leases decide, unless the caller does: a fair share of partitions, renewed, rebalanced.
@@ -67,7 +69,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   // Where this worker ticks and claims: its own partitions and any orphaned ones (a silent holder's:
   // lib/partitions/leases.ts), so a dead worker's slots still start within the stated bound.
   const partitions = deps.partitionsProvider ?? (() => withOrphans(partitionLoop!.held(), partitionLoop!.orphaned()));
-  log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name) });
+  log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name), commands: deps.commands ?? null });
 
   const runner = createRunner({
     db,

@@ -4,9 +4,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { PEER_HEADER } from "@/lib/auth/client-address";
 import { setupTestDatabase } from "@/lib/testing/db";
+import { makeRun, makeSchedule } from "@/lib/testing/factories";
 
-/** Every route module under app/api, loaded lazily (Vite resolves the glob at transform time). */
-const MODULES = import.meta.glob<Record<string, Handler>>("./**/route.ts");
+/** Every route module under app/api, with the methods it exports. */
+const MODULES = import.meta.glob<Record<string, unknown>>("./**/route.ts", { eager: true });
 /** Routes outside the wrappers on purpose: liveness probes, and signing in itself. */
 const OPEN = new Set(["health", "auth/login", "auth/logout"]);
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
@@ -14,66 +15,119 @@ const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 
-const load = (route: string) => MODULES[`./${route}/route.ts`]();
+const routeOf = (key: string) => key.slice(2, -"/route.ts".length);
+const routes = Object.keys(MODULES).map(routeOf).filter((r) => !OPEN.has(r)).sort();
+const methodsOf = (route: string) => METHODS.filter((m) => typeof MODULES[`./${route}/route.ts`][m] === "function");
+/** Every (route, method) the access layer guards: the cases below are generated from these, so none is empty. */
+const guarded = routes.flatMap((r) => methodsOf(r).map((m) => [r, m] as const));
+const mutations = guarded.filter(([, m]) => MUTATING.has(m));
+const reads = guarded.filter(([, m]) => m === "GET").map(([r]) => r);
 
-const url = (p: string) => `http://localhost:3000/api/${p.replace(/\[(\w+)\]/g, (_m, k) => (k === "id" ? "1" : "x"))}`;
-const params = { params: Promise.resolve({ name: "x", id: "1" }) };
-const call = async (route: string, method: string, headers: Record<string, string>, body?: string) => {
-  const mod = await load(route);
-  return mod[method](new Request(url(route), { method, headers, body }), params);
+/** The fixtures' ids, which the [id] and [name] segments of each route name. */
+const ids = { schedule: "x", run: 0, channel: 0, token: 0 };
+const paramsFor = (route: string) => ({
+  name: ids.schedule,
+  id: String(route.startsWith("runs/") ? ids.run : route.startsWith("alerts/channels/") ? ids.channel : ids.token),
+});
+const call = async (route: string, method: string, headers: Record<string, string>, body?: string, query = "") => {
+  const p = paramsFor(route);
+  const path = route.replace(/\[(\w+)\]/g, (_m, k: "name" | "id") => encodeURIComponent(p[k]));
+  const handler = MODULES[`./${route}/route.ts`][method] as Handler;
+  return handler(new Request(`http://localhost:3000/api/${path}${query}`, { method, headers, body }), { params: Promise.resolve(p) });
 };
 
 const tdb = setupTestDatabase({ poolSize: 4, routes: true, reset: false });
-const routes = Object.keys(MODULES)
-  .map((k) => k.slice(2, -"/route.ts".length))
-  .filter((r) => !OPEN.has(r))
-  .sort();
 let viewerToken = "";
 let operatorToken = "";
 
 beforeAll(async () => {
-  const { POST } = await import("./tokens/route");
   const mk = async (name: string, role: string) => {
-    const res = await POST(new Request("http://localhost/api/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name, role }) }), { params: Promise.resolve({}) });
+    const res = await call("tokens", "POST", { "content-type": "application/json" }, JSON.stringify({ name, role }));
     expect(res.status).toBe(201);
     return ((await res.json()) as { token: string }).token;
   };
   viewerToken = await mk("ci-viewer", "viewer");
   operatorToken = await mk("ci-operator", "operator");
+  ids.token = Number((await tdb.pool.query("SELECT id FROM api_tokens WHERE name = 'ci-viewer'")).rows[0].id);
+  const s = await makeSchedule(tdb.db, { name: ids.schedule });
+  ids.run = (await makeRun(tdb.db, { scheduleId: s.id, state: "dead", attempts: 6 })).id;
+  ids.channel = Number(
+    (await tdb.pool.query(`INSERT INTO alert_channels (name, kind, config) VALUES ('ops', 'webhook', '{"url": "http://127.0.0.1:9/"}') RETURNING id`)).rows[0].id,
+  );
 });
 
+type Json = Record<string, unknown>;
+/**
+ * What a loopback GET of each route answers with the fixtures in place: its status and the part of
+ * the body that shows the route did its work. A route without an entry fails "every GET route has
+ * an expected answer", so a new route gets one.
+ */
+const LOOPBACK_GET: Record<string, { query?: string; expect: (body: Json, res: Response) => void }> = {
+  "alerts/channels/[id]": { expect: (b) => expect(b.channel).toMatchObject({ id: ids.channel, name: "ops", kind: "webhook" }) },
+  "alerts/channels": { expect: (b) => expect(b).toMatchObject({ channels: [{ id: ids.channel, name: "ops" }], smtpConfigured: false }) },
+  "alerts/events": { expect: (b) => expect(b).toEqual({ events: [], nextBefore: null }) },
+  alerts: { expect: (b) => expect(b).toEqual({ firing: [] }) },
+  audit: { expect: (b) => expect(b).toMatchObject({ entries: expect.arrayContaining([expect.objectContaining({ action: "token.create" })]) }) },
+  charts: { query: "?window=1h&schedule=x", expect: (b) => expect(b).toMatchObject({ window: "1h", series: [{ name: "x" }] }) },
+  handlers: { expect: (b) => expect((b.handlers as { name: string }[]).map((h) => h.name)).toEqual(expect.arrayContaining(["noop", "http", "sleep"])) },
+  me: { expect: (b) => expect(b).toEqual({ actor: { name: "local", kind: "local", role: "operator" }, access: "loopback-only" }) },
+  metrics: {
+    expect: (_b, res) => {
+      expect(res.headers.get("content-type")).toContain("text/plain");
+    },
+  },
+  overview: { expect: (b) => expect(b.totals).toMatchObject({ schedules: 1, dead: 1 }) },
+  "runs/[id]": { expect: (b) => expect(b.run).toMatchObject({ id: ids.run, scheduleName: "x", state: "dead", attempts: 6 }) },
+  runs: { query: "?state=dead", expect: (b) => expect((b.runs as { id: number }[]).map((r) => r.id)).toEqual([ids.run]) },
+  "schedules/[name]/audit": { expect: (b) => expect(b).toEqual({ entries: [], nextCursor: null }) },
+  "schedules/[name]": { expect: (b) => expect(b.schedule).toMatchObject({ name: "x", handler: "noop", deadRuns: 1 }) },
+  "schedules/[name]/runs": { expect: (b) => expect((b.runs as { id: number }[]).map((r) => r.id)).toEqual([ids.run]) },
+  schedules: { expect: (b) => expect((b.schedules as { name: string }[]).map((x) => x.name)).toEqual(["x"]) },
+  "timing/preview": {
+    query: "?everySeconds=60",
+    expect: (b) => {
+      expect(b).toEqual({ nextFireTimes: expect.any(Array), description: expect.stringMatching(/minute/i) });
+      expect(b.nextFireTimes).toHaveLength(5);
+    },
+  },
+  tokens: { expect: (b) => expect((b.tokens as { name: string }[]).map((x) => x.name).sort()).toEqual(["ci-operator", "ci-viewer"]) },
+  workers: { expect: (b) => expect(b).toEqual({ workers: [] }) },
+};
 
 describe("every API route", () => {
-  it("covers the routes this test knows about", () => {
+  it("covers the routes this test knows about, each exporting a handler", () => {
     expect(routes).toEqual(expect.arrayContaining(["me", "tokens", "audit", "schedules/[name]/audit"]));
+    for (const r of routes) expect(methodsOf(r), `/api/${r} exports no handler`).not.toEqual([]);
+    expect(mutations.length).toBeGreaterThan(10);
   });
 
-  it.each(routes)("/api/%s refuses an anonymous non-loopback client with 403 and instructions", async (route) => {
-    const mod = await load(route);
-    for (const method of METHODS.filter((m) => typeof mod[m] === "function")) {
-      const res = await call(route, method, { [PEER_HEADER]: "203.0.113.7", origin: "http://localhost:3000" });
-      expect(res.status, `${method} /api/${route}`).toBe(403);
-      expect(((await res.json()) as { error: { message: string } }).error.message).toContain("SLOTKEEPER_OPERATOR_PASSWORD");
-    }
+  it("every GET route has an expected answer for a loopback caller", () => {
+    expect(Object.keys(LOOPBACK_GET).sort()).toEqual([...reads].sort());
   });
 
-  it.each(routes)("/api/%s refuses a viewer's mutation, a cross-origin one and a non-JSON body", async (route) => {
-    const mod = await load(route);
-    for (const method of METHODS.filter((m) => MUTATING.has(m) && typeof mod[m] === "function")) {
-      const asViewer = await call(route, method, { authorization: `Bearer ${viewerToken}`, "content-type": "application/json" }, "{}");
-      expect(asViewer.status, `viewer ${method} /api/${route}`).toBe(403);
-      const crossOrigin = await call(route, method, { origin: "http://evil.example", "sec-fetch-site": "cross-site", "content-type": "application/json" }, "{}");
-      expect(crossOrigin.status, `cross-origin ${method} /api/${route}`).toBe(403);
-      const form = await call(route, method, { origin: "http://localhost:3000", "content-type": "application/x-www-form-urlencoded" }, "a=1");
-      expect(form.status, `form body ${method} /api/${route}`).toBe(400);
-    }
+  it.each(guarded)("%s %s refuses an anonymous non-loopback client with 403 and instructions", async (route, method) => {
+    const res = await call(route, method, { [PEER_HEADER]: "203.0.113.7", origin: "http://localhost:3000" });
+    expect(res.status).toBe(403);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("SLOTKEEPER_OPERATOR_PASSWORD");
   });
 
-  it.each(routes)("/api/%s accepts a loopback GET", async (route) => {
-    const mod = await load(route);
-    if (typeof mod.GET !== "function") return;
-    const res = await call(route, "GET", { [PEER_HEADER]: "127.0.0.1" });
-    expect([200, 404], `GET /api/${route}`).toContain(res.status);
+  it.each(mutations)("%s %s refuses a viewer's mutation, a cross-origin one and a non-JSON body", async (route, method) => {
+    const asViewer = await call(route, method, { authorization: `Bearer ${viewerToken}`, "content-type": "application/json" }, "{}");
+    expect(asViewer.status, "viewer").toBe(403);
+    expect(((await asViewer.json()) as { error: { code: string } }).error.code).toBe("forbidden");
+    const crossOrigin = await call(route, method, { origin: "http://evil.example", "sec-fetch-site": "cross-site", "content-type": "application/json" }, "{}");
+    expect(crossOrigin.status, "cross-origin").toBe(403);
+    const form = await call(route, method, { origin: "http://localhost:3000", "content-type": "application/x-www-form-urlencoded" }, "a=1");
+    expect(form.status, "form body").toBe(400);
+  });
+
+  it.each(reads)("GET %s answers a loopback caller with its data", async (route) => {
+    const want = LOOPBACK_GET[route];
+    const res = await call(route, "GET", { [PEER_HEADER]: "127.0.0.1" }, undefined, want.query);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    want.expect(res.headers.get("content-type")?.includes("json") ? (JSON.parse(text) as Json) : ({ text } as Json), res);
+    if (route === "metrics") expect(text).toContain('slotkeeper_schedule_dead_runs{schedule="x"} 1');
   });
 });
 
@@ -92,7 +146,7 @@ describe("tokens", () => {
     // A token cannot mint or revoke tokens.
     expect((await call("tokens", "POST", { ...remote, "content-type": "application/json" }, JSON.stringify({ name: "x", role: "viewer" }))).status).toBe(403);
 
-    const { POST: revoke } = await import("./tokens/[id]/revoke/route");
+    const revoke = MODULES["./tokens/[id]/revoke/route.ts"].POST as Handler;
     const res = await revoke(new Request(`http://localhost/api/tokens/${id.id}/revoke`, { method: "POST", headers: { origin: "http://localhost" } }), { params: Promise.resolve({ id: String(id.id) }) });
     expect(res.status).toBe(200);
     const after = await call("me", "GET", remote);
@@ -114,8 +168,7 @@ describe("audit", () => {
     expect(body.entries.map((e) => e.action)).toEqual(expect.arrayContaining(["token.create", "token.revoke"]));
     expect(body.entries[0]).toMatchObject({ action: "token.revoke", actor: "local", actorKind: "local" });
 
-    const mod = (await import("./audit/route")) as unknown as Record<string, Handler>;
-    const get = (q: string) => mod.GET(new Request(`http://localhost/api/audit?${q}`), params);
+    const get = (q: string) => call("audit", "GET", {}, undefined, `?${q}`);
     const one = (await (await get("limit=1")).json()) as { entries: { id: number }[]; nextCursor: number | null };
     expect(one.entries).toHaveLength(1);
     const two = (await (await get(`limit=1&cursor=${one.nextCursor}`)).json()) as { entries: { id: number }[] };
@@ -127,7 +180,6 @@ describe("audit", () => {
   });
 
   it("has no way to change an entry through the API", async () => {
-    const mod = await import("./audit/route");
-    expect(Object.keys(mod).filter((k) => MUTATING.has(k))).toEqual([]);
+    expect(methodsOf("audit")).toEqual(["GET"]);
   });
 });

@@ -124,9 +124,8 @@ describe("deliveries", () => {
       await addChannel("hangs", "webhook", { url: `http://127.0.0.1:${port}/` });
       await addChannel("works", "slack", { url: `${ok.url}/z` });
       await fireOneAlert();
-      const started = Date.now();
+      // A pass that waited on the silent receiver would hang here until the test's own timeout.
       const r = await deliverOnce(t.db, { limit: 10, send: sendToChannel, ctx: { smtp: null, timeoutMs: 300 } });
-      expect(Date.now() - started).toBeLessThan(5_000);
       expect(r).toEqual({ claimed: 2, delivered: 1, retrying: 1, failed: 0 });
       const [hangs] = await deliveries();
       expect(hangs.last_error).toContain("timed out after 300 ms");

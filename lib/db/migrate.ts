@@ -12,7 +12,8 @@ export const migrationsFolder = path.resolve(process.cwd(), "drizzle");
 /**
  * Apply pending migrations. Safe to run twice (drizzle records what it applied) and safe to run
  * from several processes at once: they queue on one advisory lock, so only one applies each file.
- * `migrationsFolder` is for tests that apply part of the history (lib/db/upgrade.test.ts).
+ * `migrationsFolder` is for tests that apply part of the history (lib/db/upgrade.test.ts) and for
+ * the installed package, which applies its own copy (worker/package.ts), not the working directory's.
  */
 export async function migrateDatabase(url: string, opts: { migrationsFolder?: string } = {}): Promise<void> {
   const client = new pg.Client({ connectionString: url, application_name: "slotkeeper:migrate" });

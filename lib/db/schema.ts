@@ -272,6 +272,30 @@ export const attempts = pgTable(
   (t) => [primaryKey({ columns: [t.runId, t.attempt] })],
 );
 
+/**
+ * What an attempt left behind for an operator: the handler's returned result, the tail of its
+ * `ctx.log` lines and, for programs (`command`), the tails of stdout and stderr; each bounded and
+ * masked by the worker (lib/runs/output.ts). A row exists only for an attempt that produced some
+ * output, written by the same finish statement as the attempt's outcome: an attempt without
+ * output (a no-op at the top of the hour) writes nothing here, so its finish stays one UPDATE.
+ */
+export const attemptOutput = pgTable(
+  "attempt_output",
+  {
+    runId: bigint("run_id", { mode: "number" })
+      .notNull()
+      .references(() => runs.id, { onDelete: "cascade" }),
+    attempt: integer("attempt").notNull(),
+    /** The handler's return value as JSON, or a `{ "truncated": true, … }` marker when it was larger than the bound. */
+    result: jsonb("result"),
+    /** The last ctx.log lines, oldest first: [{ time, level, msg, …fields }]. */
+    log: jsonb("log"),
+    stdout: text("stdout"),
+    stderr: text("stderr"),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.attempt] })],
+);
+
 /** Worker processes: registered on start, heartbeated, marked stopped on a clean exit. */
 export const workers = pgTable(
   "workers",
@@ -287,6 +311,8 @@ export const workers = pgTable(
     stoppedAt: ts("stopped_at"),
     inFlight: integer("in_flight").notNull().default(0),
     version: text("version").notNull().default(""),
+    /** SLOTKEEPER_COMMANDS of the worker: "all", a list of executables, or null when it does not run programs. */
+    commands: jsonb("commands"),
   },
   (t) => [index("workers_heartbeat_idx").on(t.lastHeartbeatAt)],
 );
@@ -448,6 +474,7 @@ export type Run = InferSelectModel<typeof runs>;
 export type QueuedRun = InferSelectModel<typeof runQueue>;
 export type NewRun = InferInsertModel<typeof runs>;
 export type Attempt = InferSelectModel<typeof attempts>;
+export type AttemptOutputRow = InferSelectModel<typeof attemptOutput>;
 export type Worker = InferSelectModel<typeof workers>;
 export type PartitionLease = InferSelectModel<typeof partitionLeases>;
 export type AuditEntry = InferSelectModel<typeof auditLog>;

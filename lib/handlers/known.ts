@@ -9,6 +9,12 @@ export const BUILTIN_HANDLERS: HandlerInfo[] = [
   { name: "http", idempotent: true, description: "Calls payload.url with an Idempotency-Key header; 2xx succeeds, 408/429/5xx retry, other 4xx fail for good." },
   { name: "sql-ledger", idempotent: true, description: "Writes one ledger row per slot, keyed by the idempotency key and fenced on the token." },
   { name: "fail", idempotent: true, description: "Always fails (payload.nonRetryable to fail for good); for testing retries and dead runs." },
+  {
+    name: "command",
+    // A program is as idempotent as its author made it: it is handed SLOTKEEPER_IDEMPOTENCY_KEY and SLOTKEEPER_FENCING_TOKEN to be.
+    idempotent: false,
+    description: "Runs payload.command with payload.args (no shell unless shell: true) on workers started with SLOTKEEPER_COMMANDS; exit 0 succeeds, nonRetryableExitCodes fail for good, anything else retries.",
+  },
 ];
 
 /**

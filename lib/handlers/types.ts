@@ -17,7 +17,7 @@ export type HandlerContext<P = unknown> = {
   payload: P;
   /** Fires when the worker's lease deadline passes, the lease is lost, or the worker shuts down. */
   signal: AbortSignal;
-  /** A pino child logger that already names the run, slot and attempt. */
+  /** A pino child logger that already names the run, slot and attempt; its lines (info and above) are also kept with the attempt and shown on the run page. */
   log: Logger;
   /** The worker running this attempt. */
   workerId: string;
@@ -29,6 +29,7 @@ export type Handler<P = unknown> = {
   /** True when running the same slot twice is harmless (it uses the idempotency key or the fencing token). */
   idempotent: boolean;
   description: string;
+  /** Resolve for success, throw to retry (NonRetryableError: dead at once). What it returns is kept as the attempt's result (JSON, up to 16 KB). */
   run: (ctx: HandlerContext<P>) => Promise<unknown> | unknown;
 };
 

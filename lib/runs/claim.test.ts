@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { createDb, createPool } from "../db/client";
+import { preparedStatements } from "../db/prepared";
 import { advanceClock } from "../testing/clock";
 import { setupTestDatabase } from "../testing/db";
 import { makeRuns, makeSchedule, slots } from "../testing/factories";
@@ -94,16 +95,25 @@ describe("claimRuns", () => {
     expect((await readAttempts(t.pool, id)).map((a) => a.outcome)).toEqual(["lease_expired"]);
   });
 
-  it("never hands one run to two concurrent claimers (SKIP LOCKED on real connections)", async () => {
-    const s = (await makeSchedule(t.db)).id;
-    await makeRuns(t.db, s, slots(T0.getTime() - 600 * 60_000, 600).map((d) => ({ scheduledFor: d })));
+  it("never hands one run to two concurrent claimers: the per-partition statement workers run, SKIP LOCKED on real connections", async () => {
+    // Four schedules in four partitions, 150 due runs each; four claimers that all hold all four
+    // partitions (the worst overlap a rebalance can leave), claiming as workers do: by partition.
+    const PARTITIONS = [0, 1, 2, 3];
+    for (const partition of PARTITIONS) {
+      const s = (await makeSchedule(t.db, { partition })).id;
+      await makeRuns(t.db, s, slots(T0.getTime() - 150 * 60_000, 150).map((d) => ({ scheduledFor: d })));
+    }
+    const perPartition = preparedStatements.filter((st) => st.name.startsWith("sk_claim_") && !st.name.startsWith("sk_claim_exclusive"));
+    const inPartition = perPartition.find((st) => !st.scanAllowed)!;
+    const anywhere = perPartition.find((st) => st.scanAllowed)!;
+    expect(inPartition.text).toContain("q.partition = $");
     const pools = Array.from({ length: 4 }, () => createPool(t.url, { max: 1 }));
     try {
       const got = await Promise.all(
         pools.map(async (p, i) => {
           const ids: number[] = [];
           for (;;) {
-            const batch = await claimRuns(createDb(p), { workerId: `w${i}`, partitions: null, limit: 25 });
+            const batch = await claimRuns(createDb(p), { workerId: `w${i}`, partitions: PARTITIONS, limit: 25 });
             if (batch.length === 0) return ids;
             ids.push(...batch.map((b) => b.id));
           }
@@ -112,6 +122,16 @@ describe("claimRuns", () => {
       const all = got.flat();
       expect(all).toHaveLength(600);
       expect(new Set(all).size).toBe(600);
+      // Each run is held by the claimer that was handed it, at the first token: read from the queue, not the claim's answer.
+      const { rows } = await t.pool.query<{ run_id: number; lease_owner: string; attempts: number }>("SELECT run_id::int, lease_owner, attempts FROM run_queue WHERE state = 'running'");
+      const owner = new Map(rows.map((r) => [r.run_id, r]));
+      got.forEach((ids, i) => ids.forEach((id) => expect(owner.get(id)).toMatchObject({ lease_owner: `w${i}`, attempts: 1 })));
+      // Every claimer ran the statement a worker runs, and never the test-only claim across partitions.
+      for (const p of pools) {
+        const names = (await p.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map((r) => r.name);
+        expect(names).toContain(inPartition.name);
+        expect(names).not.toContain(anywhere.name);
+      }
     } finally {
       await Promise.all(pools.map((p) => p.end()));
     }

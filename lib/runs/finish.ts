@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { intArray, prepare, runPrepared, tidArray } from "../db/prepared";
+import { intArray, prepare, runPrepared, tidArray, type Prepared } from "../db/prepared";
+import type { AttemptOutput } from "./output";
 
 /** Longest error text stored on a run or attempt; longer messages are cut with a marker. */
 export const MAX_ERROR_LENGTH = 2000;
@@ -27,6 +28,8 @@ export type RunResult = {
   /** Backoff before the next attempt, when the outcome is a failure that may retry. */
   retryDelaySeconds?: number;
   durationMs?: number | null;
+  /** What the attempt left (result, log lines, a program's stdout and stderr), bounded and masked; absent when it left nothing. */
+  output?: AttemptOutput;
 };
 
 /** A result's duration in whole milliseconds, or null when it has none. */
@@ -79,11 +82,35 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
 }
 
 /**
+ * The output of the results that have some, for the attempts this statement applies (`held`: the
+ * fence passed), in the same statement as their outcome. Only results with output are in the arrays.
+ */
+const OUTPUT_INSERT = sql`
+      INSERT INTO attempt_output (run_id, attempt, result, log, stdout, stderr)
+      SELECT h.id, h.attempt, o.result::jsonb, o.log::jsonb, o.stdout, o.stderr
+      FROM unnest(${sql.placeholder("outIds")}::bigint[], ${sql.placeholder("outResults")}::text[], ${sql.placeholder("outLogs")}::text[],
+          ${sql.placeholder("outStdout")}::text[], ${sql.placeholder("outStderr")}::text[]) AS o(id, result, log, stdout, stderr)
+        JOIN held h ON h.id = o.id
+      ON CONFLICT (run_id, attempt) DO NOTHING`;
+
+/** The output arrays of OUTPUT_INSERT: one entry per result that has output. */
+function outputValues(results: RunResult[]): Record<string, unknown> {
+  const withOutput = results.filter((r) => r.output !== undefined);
+  return {
+    outIds: intArray(withOutput.map((r) => r.id)),
+    outResults: withOutput.map((r) => r.output!.result),
+    outLogs: withOutput.map((r) => r.output!.log),
+    outStdout: withOutput.map((r) => r.output!.stdout),
+    outStderr: withOutput.map((r) => r.output!.stderr),
+  };
+}
+
+/**
  * Successes: delete each queue row (fenced) and write the record once, in place. The first attempt
  * that succeeded stays on the run row (worker_id, started_at, finished_at, duration_ms; run_attempts
  * reads it from there): no attempts row and no foreign-key check for the common case.
  */
-const finishSucceededBy = (find: "tid" | "index") => {
+const finishSucceededBy = (find: "tid" | "index", withOutput: boolean) => {
   // Fencing: only the holder of the current token may finish the run; the delete checks it on the
   // row it removes (after waiting out a concurrent rescue, on that rescue's version).
   const held =
@@ -109,10 +136,11 @@ const finishSucceededBy = (find: "tid" | "index") => {
           WHERE q.state = 'running' AND q.schedule_id = x.schedule_id AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
           FOR UPDATE
         ) f`;
-  return prepare(find === "tid" ? "sk_finish_tid" : "sk_finish_done", sql`
+  return prepare(`${find === "tid" ? "sk_finish_tid" : "sk_finish_done"}${withOutput ? "_out" : ""}`, sql`
     WITH clock AS (SELECT sk_now() AS now),
     held AS (${held}),
-    ${find === "index" ? sql`gone AS (DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))),` : sql``}
+    ${find === "index" ? sql`gone AS (DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))),` : sql``}${withOutput ? sql`
+    output AS (${OUTPUT_INSERT}),` : sql``}
     recorded AS (
       -- A success after retries: its attempt gets a row like the ones before it.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, duration_ms)
@@ -136,15 +164,23 @@ const finishSucceededBy = (find: "tid" | "index") => {
     -- applied and, only when some were not, which.
     SELECT count(*)::int AS applied, CASE WHEN count(*) < ${sql.placeholder("sent")}::int THEN string_agg(id::text, ',') END AS ids FROM done`);
 };
-const FINISH_BY_TID = finishSucceededBy("tid");
-const FINISH_BY_INDEX = finishSucceededBy("index");
+// Each statement in two forms: without output, what nearly every success is (a no-op at the top of
+// the hour: its finish is the one bulk UPDATE of runs it always was), and with the insert of the
+// output of the results in the batch that have some.
+const FINISH_BY_TID = finishSucceededBy("tid", false);
+const FINISH_BY_INDEX = finishSucceededBy("index", false);
+const FINISH_BY_TID_OUT = finishSucceededBy("tid", true);
+const FINISH_BY_INDEX_OUT = finishSucceededBy("index", true);
 
 /** The ids a finish applied, or "all" when it applied every one it was given. */
 async function finishSucceeded(db: Db, workerId: string, results: RunResult[], find: "tid" | "index"): Promise<number[] | "all"> {
   const values: Record<string, unknown> = { workerId, sent: results.length, ids: intArray(results.map((r) => r.id)), tokens: intArray(results.map((r) => r.attempt)), durations: intArray(results.map(roundedDuration)) };
   if (find === "tid") values.tids = tidArray(results.map((r) => r.queueTid!));
   else values.scheduleIds = intArray(results.map((r) => r.scheduleId!));
-  const { rows } = await runPrepared<{ applied: number; ids: string | null }>(db, find === "tid" ? FINISH_BY_TID : FINISH_BY_INDEX, values);
+  const withOutput = results.some((r) => r.output !== undefined);
+  if (withOutput) Object.assign(values, outputValues(results));
+  const statement: Prepared = find === "tid" ? (withOutput ? FINISH_BY_TID_OUT : FINISH_BY_TID) : withOutput ? FINISH_BY_INDEX_OUT : FINISH_BY_INDEX;
+  const { rows } = await runPrepared<{ applied: number; ids: string | null }>(db, statement, values);
   if (rows[0].applied === results.length) return "all";
   return rows[0].ids ? rows[0].ids.split(",").map(Number) : [];
 }
@@ -208,6 +244,7 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
       WHERE r.id = d.id
       RETURNING r.id
     ),
+    output AS (${OUTPUT_INSERT}),
     recorded AS (
       -- Every attempt that did not succeed gets its row.
       INSERT INTO attempts (run_id, attempt, worker_id, started_at, finished_at, outcome, error, duration_ms)
@@ -228,6 +265,7 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
     nonRetryable: results.map((r) => r.nonRetryable === true),
     delays: results.map((r) => Math.max(0, r.retryDelaySeconds ?? 0)),
     durations: intArray(results.map(roundedDuration)),
+    ...outputValues(results),
   });
   return result.rows.map((r) => Number(r.id));
 }

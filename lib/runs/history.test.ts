@@ -72,7 +72,7 @@ it("lists a first-attempt success, which writes no attempts row, from the run ro
   );
   const run = await getRunDetail(t.db, id);
   expect(run.attemptsList).toEqual([
-    { attempt: 1, workerId: "w9", startedAt: "2030-01-01T10:00:01.000Z", finishedAt: "2030-01-01T10:00:03.000Z", outcome: "succeeded", error: null, durationMs: 2000 },
+    { attempt: 1, workerId: "w9", startedAt: "2030-01-01T10:00:01.000Z", finishedAt: "2030-01-01T10:00:03.000Z", outcome: "succeeded", error: null, durationMs: 2000, output: null },
   ]);
   expect(run.workerId).toBe("w9");
   const page = await listRuns(t.db, { scheduleIds: [b], limit: 1 });

@@ -8,6 +8,7 @@ import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import type { RunState } from "../db/schema";
 import { idempotencyKey } from "./idempotency";
+import type { LogLine } from "./output";
 
 /** A run as the API returns it. Instants are ISO strings. */
 export type RunView = {
@@ -43,7 +44,12 @@ export type AttemptView = {
   outcome: "succeeded" | "failed" | "timed_out" | "lease_expired" | "aborted";
   error: string | null;
   durationMs: number | null;
+  /** What the attempt left for an operator (lib/runs/output.ts), masked and bounded; null when it left nothing. */
+  output: AttemptOutputView | null;
 };
+
+/** An attempt's output as the API shows it: the handler's result (JSON), its ctx.log lines, a program's stdout and stderr tails. */
+export type AttemptOutputView = { result: unknown; log: LogLine[]; stdout: string | null; stderr: string | null };
 
 export type RunDetail = RunView & { idempotencyKey: string; scheduleHandler: string; scheduleDeleted: boolean; attemptsList: AttemptView[] };
 
@@ -220,7 +226,15 @@ export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
     outcome: AttemptView["outcome"];
     error: string | null;
     duration_ms: number | null;
-  }>(sql`SELECT * FROM run_attempts WHERE run_id = ${id} ORDER BY attempt`);
+    has_output: boolean;
+    result: unknown;
+    log: LogLine[] | null;
+    stdout: string | null;
+    stderr: string | null;
+  }>(sql`
+    SELECT a.*, o.run_id IS NOT NULL AS has_output, o.result, o.log, o.stdout, o.stderr
+    FROM run_attempts a LEFT JOIN attempt_output o ON o.run_id = a.run_id AND o.attempt = a.attempt
+    WHERE a.run_id = ${id} ORDER BY a.attempt`);
   const view = toRunView(row);
   return {
     ...view,
@@ -235,6 +249,7 @@ export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
       outcome: x.outcome,
       error: x.error,
       durationMs: x.duration_ms,
+      output: x.has_output ? { result: x.result ?? null, log: x.log ?? [], stdout: x.stdout, stderr: x.stderr } : null,
     })),
   };
 }

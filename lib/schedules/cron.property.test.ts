@@ -1,90 +1,14 @@
 import { describe, it, expect } from "vitest";
 import fc from "fast-check";
-import { Cron } from "croner";
+import { nextCronSlotByBruteForce } from "../testing/cron-oracle";
 import { nextCronSlot } from "./cron";
 
-/*
- * Brute-force oracle for the DST rule, deliberately naive and independent of cron.ts and
- * zoned-time.ts: walk real time minute by minute, read each minute's local wall time from
- * Intl, and decide whether it fires. croner is used only to ask "does this wall time match?".
- */
-
+// The oracle (lib/testing/cron-oracle.ts) walks real time minute by minute and knows nothing of
+// cron.ts or zoned-time.ts.
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 const HORIZON = 3 * DAY;
-const LEAD_IN = 6 * HOUR; // so "seen before" is right when `after` falls inside a repeated hour
-
-const formatters = new Map<string, Intl.DateTimeFormat>();
-const wallMemo = new Map<string, Map<number, number>>();
-
-/** Local wall time of instant t in tz, as milliseconds of a UTC date with the same fields. */
-function wallTime(tz: string, t: number): number {
-  let memo = wallMemo.get(tz);
-  if (!memo || memo.size > 1_000_000) wallMemo.set(tz, (memo = new Map()));
-  const hit = memo.get(t);
-  if (hit !== undefined) return hit;
-  let fmt = formatters.get(tz);
-  if (!fmt) {
-    fmt = new Intl.DateTimeFormat("en-GB", {
-      timeZone: tz,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-    });
-    formatters.set(tz, fmt);
-  }
-  // "dd/mm/yyyy, hh:mm" (format() is several times faster than formatToParts())
-  const m = /^(\d\d)\/(\d\d)\/(\d{4}), (\d\d):(\d\d)$/.exec(fmt.format(t));
-  if (!m) throw new Error(`unexpected Intl output for ${tz}`);
-  const wall = Date.UTC(+m[3], +m[2] - 1, +m[1], +m[4], +m[5]);
-  memo.set(t, wall);
-  return wall;
-}
-
-const matchers = new Map<string, { cron: Cron; memo: Map<number, boolean> }>();
-function matches(expr: string, wall: number): boolean {
-  let m = matchers.get(expr);
-  if (!m) {
-    m = { cron: new Cron(expr, { utcOffset: 0, legacyMode: true }), memo: new Map() };
-    matchers.set(expr, m);
-  }
-  let hit = m.memo.get(wall);
-  if (hit === undefined) {
-    hit = m.cron.match(new Date(wall));
-    m.memo.set(wall, hit);
-  }
-  return hit;
-}
-
-/** First firing strictly after `after`, or undefined if none within the horizon. */
-function oracle(expr: string, tz: string, after: number): number | undefined {
-  const hourField = expr.split(" ")[1];
-  const wallClock = hourField.includes("*") || hourField.includes("/");
-  const seen = new Set<number>();
-  let prevWall: number | undefined;
-  const start = Math.floor((after - LEAD_IN) / MINUTE) * MINUTE;
-  for (let t = start; t <= after + HORIZON; t += MINUTE) {
-    const wall = wallTime(tz, t);
-    let fire: boolean;
-    if (wallClock) {
-      fire = matches(expr, wall);
-    } else {
-      fire = !seen.has(wall) && matches(expr, wall);
-      // Clock jumped forward: skipped wall minutes that match fire now.
-      if (prevWall !== undefined) {
-        for (let s = prevWall + MINUTE; s < wall && !fire; s += MINUTE) fire = matches(expr, s);
-      }
-    }
-    seen.add(wall);
-    prevWall = wall;
-    if (fire && t > after) return t;
-  }
-  return undefined;
-}
 
 const expression = fc
   .tuple(
@@ -123,7 +47,7 @@ const acrossYear = fc.oneof(
 );
 
 function check(expr: string, tz: string, after: number, stats: { compared: number }): void {
-  const expected = oracle(expr, tz, after);
+  const expected = nextCronSlotByBruteForce(expr, tz, after, HORIZON);
   if (expected === undefined) return; // nothing within the horizon: nothing to compare
   stats.compared++;
   const actual = nextCronSlot({ cron: expr, timezone: tz }, new Date(after));

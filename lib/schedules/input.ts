@@ -8,6 +8,7 @@
  */
 import { z } from "zod";
 import { AppError } from "../errors";
+import { checkCommandPayload, type PayloadProblem } from "../handlers/command-payload";
 import { CronError, parseCron } from "./cron";
 import { SCHEDULE_DEFAULTS } from "./defaults";
 import { nextSlot } from "./timing";
@@ -155,6 +156,23 @@ export function validateTiming(t: { cron?: string | null; everySeconds?: number 
 }
 
 /**
+ * Payload rules of the handlers that have them, by handler name: a payload the handler could never
+ * run is refused when the schedule is saved, naming the field (`payload.args`), not at 3 a.m.
+ */
+const PAYLOAD_CHECKS: Record<string, (payload: unknown) => PayloadProblem | null> = {
+  command: checkCommandPayload,
+};
+
+/**
+ * Check a schedule's payload against its handler's rules (a no-op for handlers without any).
+ * Called for a create body and, on an edit, for the stored schedule with the edit applied.
+ */
+export function validateHandlerPayload(handler: string, payload: unknown): void {
+  const problem = PAYLOAD_CHECKS[handler]?.(payload ?? {});
+  if (problem) fail(problem.message, problem.field);
+}
+
+/**
  * Validate a create or patch body: returns the typed input, or throws AppError("invalid", message,
  * field) where field is the camelCase path at fault ("cron", "retry.capSeconds", "payload").
  */
@@ -181,6 +199,8 @@ export function parseScheduleInput(body: unknown, mode: "create" | "patch", opts
     const max = opts.payloadMaxBytes ?? DEFAULT_PAYLOAD_MAX_BYTES;
     if (byteLength(JSON.stringify(input.payload)) > max) fail(`payload is larger than ${max} bytes of JSON`, "payload");
   }
+  // A patch that does not name both is checked on save, against the stored schedule (updateSchedule).
+  if (mode === "create" || (input.handler !== undefined && input.payload !== undefined)) validateHandlerPayload(input.handler!, input.payload);
   if (input.cron || input.everySeconds || input.timezone !== undefined) {
     // In a patch without timing, the timezone alone is checked; the merged timing is checked on save.
     validateTiming(mode === "patch" && !input.cron ? { timezone: input.timezone } : input);

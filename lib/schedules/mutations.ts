@@ -11,7 +11,7 @@ import { diffFields, recordAudit, type Actor } from "../audit/record";
 import { refuseMaskedPayload, restoreMasked } from "../security/mask";
 import { listKnownHandlers } from "../handlers/known";
 import { NEVER, timingOf } from "./catch-up";
-import { validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
+import { validateHandlerPayload, validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
 import { firstSlotAtOrAfter } from "./timing";
 import { requireScheduleByName } from "./queries";
 import { toScheduleView } from "./view";
@@ -45,6 +45,7 @@ function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, 
 /** Create a schedule: partition = sk_partition_of(id, cluster.partitions), high-water mark = first slot from sk_now(). */
 export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: Actor): Promise<Schedule> {
   refuseMaskedPayload(input.payload);
+  validateHandlerPayload(input.handler, input.payload);
   await assertKnownHandler(db, input.handler);
   try {
     return await db.transaction(async (tx) => {
@@ -136,6 +137,7 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
         timezone: patch.timezone ?? before.timezone,
       };
       validateTiming(timing);
+      if (patch.handler !== undefined || patch.payload !== undefined) validateHandlerPayload(patch.handler ?? before.handler, patch.payload ?? before.payload);
       const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
       const values: Partial<Schedule> = {
         ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds"]),

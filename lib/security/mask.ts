@@ -121,3 +121,72 @@ function resolveWalk(v: unknown, env: Record<string, string | undefined>): unkno
   }
   return v;
 }
+
+/**
+ * Secrets are never shorter than this: a value of one to three characters ("1", "yes") is masked
+ * where a sensitive key names it, but not wherever it appears in a program's output, which it would
+ * make unreadable.
+ */
+export const MIN_MASKED_VALUE_LENGTH = 4;
+
+/**
+ * The secret values a payload puts in a handler's hands, to mask in what the attempt prints: every
+ * string under a sensitive key (at any depth, header pairs included) and every value a
+ * `{ "$env": NAME }` reference resolves to. Longest first, so a secret that holds another is
+ * masked whole. Unset references are skipped (the attempt fails on them anyway).
+ */
+export function secretValuesOf(payload: unknown, env: Record<string, string | undefined> = process.env): string[] {
+  const found = new Set<string>();
+  const add = (v: unknown) => {
+    if (typeof v === "string" && v.length >= MIN_MASKED_VALUE_LENGTH && v !== MASK) found.add(v);
+  };
+  const walk = (v: unknown, secret: boolean): void => {
+    if (isEnvRef(v)) return add(env[(v as { $env: string }).$env]);
+    if (Array.isArray(v)) return v.forEach((w) => walk(w, secret));
+    if (!isObject(v)) return secret ? add(v) : undefined;
+    const pairName = typeof v.name === "string" ? v.name : typeof v.key === "string" ? v.key : undefined;
+    for (const [k, w] of Object.entries(v)) walk(w, secret || isSensitiveKey(k) || (k === "value" && pairName !== undefined && isSensitiveKey(pairName)));
+  };
+  walk(payload, false);
+  return [...found].sort((a, b) => b.length - a.length);
+}
+
+/**
+ * `KEY=value`, `KEY: value`, `"key": "value"` where KEY is a sensitive key (the same words as
+ * isSensitiveKey), with an optional auth scheme (`Authorization: Bearer …`) kept visible.
+ */
+const SENSITIVE_ASSIGNMENT = new RegExp(`((?:${SENSITIVE.source})[\\w.-]*["']?\\s*[:=]\\s*["']?)((?:bearer|basic|digest|token)\\s+)?([^\\s"',;&]+)`, "gi");
+
+/**
+ * Mask secrets in free text (a program's stdout, a log line): every occurrence of one of `secrets`
+ * (from secretValuesOf), and the value of every assignment to a sensitive key. NUL characters,
+ * which PostgreSQL text cannot hold, become U+FFFD.
+ */
+export function maskText(text: string, secrets: readonly string[]): string {
+  let out = text.includes("\u0000") ? text.replaceAll("\u0000", "\uFFFD") : text;
+  for (const s of secrets) if (out.includes(s)) out = out.replaceAll(s, MASK);
+  return out.replace(SENSITIVE_ASSIGNMENT, (match: string, key: string, scheme: string | undefined, value: string, offset: number, whole: string) => {
+    // A fencing token (SLOTKEEPER_FENCING_TOKEN=3, X-Fencing-Token: 3) is a counter, not a secret.
+    if (value === MASK || NOT_SECRET_BEFORE.test(whole.slice(Math.max(0, offset - 8), offset))) return match;
+    return `${key}${scheme ?? ""}${MASK}`;
+  });
+}
+
+/** What, right before a sensitive word, makes it name no secret: the fencing token. */
+const NOT_SECRET_BEFORE = /fencing[-_ ]?$/i;
+
+/**
+ * A copy of a handler's result or log fields fit to show and store: sensitive keys masked as in
+ * maskSecrets, and every string (keys too) passed through maskText.
+ */
+export function maskOutputValue<T>(value: T, secrets: readonly string[]): T {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === "string") return maskText(v, secrets);
+    if (Array.isArray(v)) return v.map(walk);
+    if (!isObject(v)) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, w] of Object.entries(v)) out[maskText(k, [])] = walk(w);
+    return out;
+  };
+  return walk(maskSecrets(value)) as T;
+}

@@ -4,13 +4,30 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { performance } from "node:perf_hooks";
 
-export type Received = { path: string; headers: http.IncomingHttpHeaders; body: unknown };
+export type Received = {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  body: unknown;
+  /** performance.now() when the request arrived and when the answer went out (one monotonic clock, this process's). */
+  arrivedAt: number;
+  answeredAt?: number;
+};
 
-/** A local HTTP server on 127.0.0.1 recording each request; `status` decides what it answers. */
-export async function startReceiver(status: (req: Received) => number = () => 200) {
+export type ReceiverOptions = {
+  /** Hold each answer this long: a request's [arrivedAt, answeredAt] is then the call's execution. */
+  holdMs?: number;
+};
+
+/**
+ * A local HTTP server on 127.0.0.1 recording each request; `status` decides what it answers. It is
+ * the witness outside Slotkeeper: what it received is what handlers really did.
+ */
+export async function startReceiver(status: (req: Received) => number = () => 200, opts: ReceiverOptions = {}) {
   const received: Received[] = [];
   const server = http.createServer((req, res) => {
+    const arrivedAt = performance.now();
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
@@ -21,10 +38,15 @@ export async function startReceiver(status: (req: Received) => number = () => 20
       } catch {
         // not JSON: keep the text
       }
-      const r = { path: req.url ?? "/", headers: req.headers, body };
+      const r: Received = { path: req.url ?? "/", headers: req.headers, body, arrivedAt };
       received.push(r);
       const code = status(r);
-      res.writeHead(code, { "content-type": "text/plain" }).end(code < 300 ? "ok" : "receiver says no");
+      const answer = () => {
+        r.answeredAt = performance.now();
+        res.writeHead(code, { "content-type": "text/plain" }).end(code < 300 ? "ok" : "receiver says no");
+      };
+      if (opts.holdMs) setTimeout(answer, opts.holdMs);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -32,6 +54,12 @@ export async function startReceiver(status: (req: Received) => number = () => 20
   return {
     url: `http://127.0.0.1:${port}`,
     received,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /** The Idempotency-Key of each request, in arrival order. */
+    keys: () => received.map((r) => String(r.headers["idempotency-key"])),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -17,6 +17,8 @@ export type WorkerView = {
   status: "alive" | "silent" | "stopped";
   partitions: number[];
   version: string;
+  /** Which programs its `command` handler may run (SLOTKEEPER_COMMANDS): "all", these executables, or null when it does not run programs. */
+  commands: "all" | string[] | null;
 };
 
 /** Live workers first, then recently gone ones (last day), with the partitions each holds. */
@@ -34,6 +36,7 @@ export async function listWorkers(db: Db): Promise<WorkerView[]> {
     alive: boolean;
     partitions: number[] | null;
     version: string;
+    commands: "all" | string[] | null;
   }>(sql`
     SELECT w.*, (w.stopped_at IS NULL AND w.last_heartbeat_at > sk_now() - make_interval(secs => ${WORKER_ALIVE_SECONDS})) AS alive,
       (SELECT array_agg(pl.partition ORDER BY pl.partition) FROM partition_leases pl
@@ -55,5 +58,6 @@ export async function listWorkers(db: Db): Promise<WorkerView[]> {
     status: w.stopped_at ? "stopped" : w.alive ? "alive" : "silent",
     partitions: w.partitions ?? [],
     version: w.version,
+    commands: w.commands ?? null,
   }));
 }

@@ -1,6 +1,7 @@
 import os from "node:os";
 import { randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
+import type { CommandsPolicy } from "../config";
 import type { Db } from "../db/client";
 
 /** What a worker tells the console about a handler it can run. */
@@ -11,15 +12,20 @@ export function newWorkerId(): string {
   return `${os.hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
 }
 
-/** Insert (or revive) this worker's row; its heartbeat is stamped with the database clock. */
+/**
+ * Insert (or revive) this worker's row; its heartbeat is stamped with the database clock.
+ * `commands` is what the worker's `command` handler may run (SLOTKEEPER_COMMANDS): null when it does
+ * not serve `command`, so the console can say which workers run programs.
+ */
 export async function registerWorker(
   db: Db,
-  w: { id: string; concurrency: number; handlers: HandlerInfo[]; version: string },
+  w: { id: string; concurrency: number; handlers: HandlerInfo[]; version: string; commands?: CommandsPolicy },
 ): Promise<void> {
+  const commands = w.commands === undefined || w.commands === null ? null : JSON.stringify(w.commands);
   await db.execute(sql`
-    INSERT INTO workers (id, hostname, pid, concurrency, handlers, started_at, last_heartbeat_at, version)
-    VALUES (${w.id}, ${os.hostname()}, ${process.pid}, ${w.concurrency}, ${JSON.stringify(w.handlers)}::jsonb, sk_now(), sk_now(), ${w.version})
-    ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = sk_now(), stopped_at = NULL, handlers = excluded.handlers`);
+    INSERT INTO workers (id, hostname, pid, concurrency, handlers, started_at, last_heartbeat_at, version, commands)
+    VALUES (${w.id}, ${os.hostname()}, ${process.pid}, ${w.concurrency}, ${JSON.stringify(w.handlers)}::jsonb, sk_now(), sk_now(), ${w.version}, ${commands}::jsonb)
+    ON CONFLICT (id) DO UPDATE SET last_heartbeat_at = sk_now(), stopped_at = NULL, handlers = excluded.handlers, commands = excluded.commands`);
 }
 
 /** Record that the worker is alive and how many handlers it is running. */

@@ -1,6 +1,8 @@
+import type { CommandsPolicy } from "../../lib/config";
 import type { Db } from "../../lib/db/client";
 import { NonRetryableError, type Handler } from "../../lib/handlers/types";
 import type { HandlerInfo } from "../../lib/workers/registry";
+import { commandHandler } from "./command";
 import { failHandler } from "./fail";
 import { httpHandler } from "./http";
 import { noopHandler } from "./noop";
@@ -15,9 +17,14 @@ export type HandlerRegistry = {
   list: () => HandlerInfo[];
 };
 
-/** The built-in handlers (noop, sleep, http, sql-ledger, fail); sql-ledger writes through `db`. */
-export function builtinHandlers(db: Db): Handler[] {
-  return [noopHandler, sleepHandler, httpHandler, sqlLedgerHandler(db), failHandler] as Handler[];
+/**
+ * The built-in handlers (noop, sleep, http, sql-ledger, fail); sql-ledger writes through `db`.
+ * `command` is among them only when the worker was allowed to run programs (SLOTKEEPER_COMMANDS).
+ */
+export function builtinHandlers(db: Db, opts: { commands?: CommandsPolicy } = {}): Handler[] {
+  const handlers = [noopHandler, sleepHandler, httpHandler, sqlLedgerHandler(db), failHandler] as Handler[];
+  if (opts.commands) handlers.push(commandHandler(opts.commands) as Handler);
+  return handlers;
 }
 
 /** A registry of the given handlers; a later handler with a built-in's name replaces it. */
@@ -27,6 +34,9 @@ export function createHandlerRegistry(handlers: Handler[]): HandlerRegistry {
   return {
     get: (name) => {
       const h = byName.get(name);
+      if (!h && name === "command") {
+        throw new NonRetryableError(`handler "command" is not served by this worker: it runs programs only when started with SLOTKEEPER_COMMANDS (all, or a list of executables)`);
+      }
       if (!h) {
         throw new NonRetryableError(
           `unknown handler "${name}": this worker has no handler of that name (it has: ${[...byName.keys()].sort().join(", ")})`,

@@ -1,0 +1,113 @@
+// `slotkeeper/client`: a typed client of the console's JSON API, for scripts and services.
+//
+//   import { createClient } from "slotkeeper/client";
+//   const sk = createClient({ url: "http://localhost:3000", token: process.env.SLOTKEEPER_TOKEN });
+//   await sk.createSchedule({ name: "nightly-report", handler: "http", cron: "0 2 * * *", payload: { url: "…" } });
+//   const { runs } = await sk.listRuns({ state: "dead" });
+//
+// Built to dist/client.js by scripts/build-package.ts. It imports nothing of the server: fetch only.
+import type { ScheduleCreateInput, SchedulePatch } from "../schedules/input";
+import type { RunDetail, RunPage } from "../runs/history";
+import type { ScheduleView } from "../schedules/view";
+import type { ScheduleHealth } from "../health/schedule-health";
+import type { WorkerView } from "../workers/queries";
+import type { HandlerListing } from "../handlers/warnings";
+
+export type { ScheduleCreateInput, SchedulePatch, RunDetail, RunPage, ScheduleView, WorkerView, HandlerListing };
+/** A schedule as the API returns it: its definition and its health. */
+export type Schedule = ScheduleView & Partial<ScheduleHealth>;
+/** Filters of GET /api/runs and a schedule's history. */
+export type RunQuery = { state?: string | string[]; schedule?: string; from?: string | Date; to?: string | Date; cursor?: string; limit?: number; upcoming?: boolean };
+
+/** The API's error answer (`{ "error": { code, message, field } }`) as an exception. */
+export class SlotkeeperApiError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+    readonly field?: string,
+  ) {
+    super(message);
+    this.name = "SlotkeeperApiError";
+  }
+}
+
+export type ClientOptions = {
+  /** The console's address; defaults to SLOTKEEPER_URL, then http://localhost:3000. */
+  url?: string;
+  /** An API token (Settings → API tokens), sent as `Authorization: Bearer …`; defaults to SLOTKEEPER_TOKEN. */
+  token?: string;
+  /** A fetch to use instead of the global one. */
+  fetch?: typeof fetch;
+};
+
+const enc = encodeURIComponent;
+
+function runQueryString(q: RunQuery = {}): string {
+  const p = new URLSearchParams();
+  for (const s of [q.state ?? []].flat()) p.append("state", s);
+  if (q.schedule) p.set("schedule", q.schedule);
+  if (q.from) p.set("from", new Date(q.from).toISOString());
+  if (q.to) p.set("to", new Date(q.to).toISOString());
+  if (q.cursor) p.set("cursor", q.cursor);
+  if (q.limit !== undefined) p.set("limit", String(q.limit));
+  if (q.upcoming !== undefined) p.set("upcoming", String(q.upcoming));
+  const s = p.toString();
+  return s ? `?${s}` : "";
+}
+
+/** A client of one Slotkeeper console. Every method resolves with the API's answer or rejects with a SlotkeeperApiError. */
+export function createClient(opts: ClientOptions = {}) {
+  const env: Record<string, string | undefined> = typeof process === "undefined" ? {} : process.env;
+  const base = (opts.url ?? env.SLOTKEEPER_URL ?? "http://localhost:3000").replace(/\/+$/, "");
+  const token = opts.token ?? env.SLOTKEEPER_TOKEN;
+  const doFetch = opts.fetch ?? fetch;
+
+  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    const headers: Record<string, string> = { accept: "application/json" };
+    if (token) headers.authorization = `Bearer ${token}`;
+    if (body !== undefined) headers["content-type"] = "application/json";
+    const res = await doFetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    let parsed: unknown;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new SlotkeeperApiError(`${method} ${path}: the answer is not JSON (status ${res.status})`, res.status, "http");
+    }
+    if (!res.ok) {
+      const e = (parsed as { error?: { message?: string; code?: string; field?: string } } | undefined)?.error;
+      throw new SlotkeeperApiError(e?.message ?? `${method} ${path} failed with ${res.status}`, res.status, e?.code ?? "http", e?.field);
+    }
+    return parsed as T;
+  }
+
+  return {
+    health: () => call<{ ok: boolean; database: string }>("GET", "/api/health"),
+    /** A page of schedules (by name); pass `nextCursor` back as `cursor` for the next one. */
+    listSchedules: (q: { search?: string; enabled?: boolean; limit?: number; cursor?: string } = {}) => {
+      const p = new URLSearchParams(Object.entries(q).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
+      return call<{ schedules: Schedule[]; nextCursor: string | null }>("GET", `/api/schedules${p.size ? `?${p}` : ""}`);
+    },
+    getSchedule: (name: string) => call<{ schedule: Schedule }>("GET", `/api/schedules/${enc(name)}`).then((r) => r.schedule),
+    createSchedule: (input: ScheduleCreateInput) => call<{ schedule: Schedule }>("POST", "/api/schedules", input).then((r) => r.schedule),
+    /** Edit under optimistic concurrency: `version` is the one you read (409 when it moved on). */
+    updateSchedule: (name: string, patch: SchedulePatch & { version: number }) => call<{ schedule: Schedule }>("PATCH", `/api/schedules/${enc(name)}`, patch).then((r) => r.schedule),
+    deleteSchedule: (name: string) => call<unknown>("DELETE", `/api/schedules/${enc(name)}`),
+    pauseSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/pause`, {}).then((r) => r.schedule),
+    resumeSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/resume`, {}).then((r) => r.schedule),
+    runNow: (name: string) => call<unknown>("POST", `/api/schedules/${enc(name)}/run-now`, {}),
+    backfill: (name: string, range: { from: string | Date; to: string | Date; dryRun?: boolean }) =>
+      call<unknown>("POST", `/api/schedules/${enc(name)}/backfill`, { ...range, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }),
+    /** A schedule's history, newest slot first; pass `nextCursor` back as `cursor` for the next page. */
+    listScheduleRuns: (name: string, q: Omit<RunQuery, "schedule"> = {}) => call<RunPage>("GET", `/api/schedules/${enc(name)}/runs${runQueryString(q)}`),
+    listRuns: (q: RunQuery = {}) => call<RunPage>("GET", `/api/runs${runQueryString(q)}`),
+    /** One run with every attempt and what each left (result, log, stdout, stderr). */
+    getRun: (id: number) => call<{ run: RunDetail }>("GET", `/api/runs/${id}`).then((r) => r.run),
+    requeueRun: (id: number) => call<unknown>("POST", `/api/runs/${id}/requeue`, {}),
+    listWorkers: () => call<{ workers: WorkerView[] }>("GET", "/api/workers").then((r) => r.workers),
+    listHandlers: () => call<{ handlers: HandlerListing[] }>("GET", "/api/handlers").then((r) => r.handlers),
+  };
+}
+
+export type SlotkeeperClient = ReturnType<typeof createClient>;
