@@ -8,6 +8,7 @@ import { nextDueInMs } from "../lib/runs/next-due";
 import { runAttempt, type AttemptDeps } from "./attempt";
 import { AttemptAbort, AttemptAborted, type AbortKind } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
+import { createPartitionSettler } from "./settle";
 
 export type RunnerOptions = {
   db: Db;
@@ -27,11 +28,7 @@ export type RunnerOptions = {
   rescueIntervalMs?: number;
   /** Called when a slot frees up, so the claim loop can take more work at once. */
   onSlotFree?: () => void;
-  /**
-   * Settle partitions this worker is about to claim in for the first time (newly held, orphaned,
-   * or back after a gap): the lateness pass over their due runs, so that slots missed while nobody
-   * claimed there meet their catch-up policy before a claim can start them.
-   */
+  /** Settle partitions before this worker's first claim there (worker/settle.ts): the lateness pass over their due runs. */
   settle?: (partitions: number[]) => Promise<unknown>;
   /** A partition out of the claimed set for longer than this is settled again when it comes back (default 0: always). */
   settleAfterAbsenceMs?: number;
@@ -82,26 +79,7 @@ export function createRunner(o: RunnerOptions) {
   let exclusiveSeen = true;
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
-  // When each partition was last among those claimed in (performance.now()), once settled (see
-  // RunnerOptions.settle). One absent for longer than settleAfterAbsenceMs is settled again when it
-  // returns; a shorter absence (a partition that flickers in and out of orphaned, a renewal that
-  // came late) is no gap in which runs could pile up unclaimed, and the periodic pass covers it.
-  const settledSeen = new Map<number, number>();
-  let lastParts: readonly number[] = [];
-
-  async function settleNew(parts: number[] | null): Promise<void> {
-    if (!o.settle || parts === null) return;
-    const now = performance.now();
-    const absence = o.settleAfterAbsenceMs ?? 0;
-    const fresh = parts.filter((p) => {
-      if (lastParts.includes(p)) return false;
-      const seen = settledSeen.get(p);
-      return seen === undefined || now - seen > absence;
-    });
-    if (fresh.length > 0) await o.settle(fresh);
-    for (const p of parts) settledSeen.set(p, now);
-    lastParts = parts;
-  }
+  const settler = o.settle ? createPartitionSettler(o.settle, o.settleAfterAbsenceMs ?? 0) : undefined;
 
   const attemptDeps: AttemptDeps = { registry: o.registry, workerId: o.workerId, log: o.log };
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
@@ -275,7 +253,7 @@ export function createRunner(o: RunnerOptions) {
       const checkExclusive = exclusiveSeen || sentAt - lastExclusiveAt >= (o.rescueIntervalMs ?? 0);
       if (checkExclusive) lastExclusiveAt = sentAt;
       const partitions = o.partitions();
-      await settleNew(partitions);
+      await settler?.before(partitions);
       const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, {
         workerId: o.workerId,
         partitions,
