@@ -25,6 +25,8 @@ export const configDefaults = {
   alertIntervalSeconds: 15,
   alertReminderMinutes: 60,
   smtpFrom: "Slotkeeper <slotkeeper@localhost>",
+  /** Not a setting: the longest a worker loop waits between retries while the database fails (doubling from its interval). */
+  loopMaxBackoffMs: 30_000,
 } as const;
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
@@ -46,16 +48,20 @@ const envSchema = z.object({
   SLOTKEEPER_POLL_INTERVAL_MS: int(10, 60_000).default(configDefaults.pollIntervalMs),
   /** How far ahead the tick materialises slots (minutes at most). */
   SLOTKEEPER_TICK_HORIZON_SECONDS: int(0, 600).default(configDefaults.tickHorizonSeconds),
-  /** A slot older than this when the tick or the catch-up pass first sees it counts as missed. */
+  /**
+   * A never-attempted slot found unclaimed is missed when it is older than this, or sooner when
+   * its schedule's next slot is already due (lib/schedules/missed.ts).
+   */
   SLOTKEEPER_CATCH_UP_GRACE_SECONDS: int(0, 3600).default(configDefaults.catchUpGraceSeconds),
   /** Runs claimed per claim statement. */
   SLOTKEEPER_CLAIM_BATCH: int(1, 10_000).default(configDefaults.claimBatchSize),
   /** Number of partitions schedules are hashed into. */
   SLOTKEEPER_PARTITIONS: int(1, 4096).default(configDefaults.partitions),
   /**
-   * How long a worker's hold on its partitions lasts without renewal (renewed every second). A dead
-   * worker's partitions wait this long before another worker ticks and claims there (its expired run
-   * leases are rescued sooner, by anyone). Shorter means faster take-over, longer tolerates pauses.
+   * How long a worker's hold on its partitions lasts without renewal (renewed every second): after
+   * it, another worker may take them over. A dead worker's runs do not wait for it: its partitions
+   * are orphaned after 3 s without a renewal and every live worker ticks and claims there until
+   * someone holds them, and its expired run leases are rescued by anyone.
    */
   SLOTKEEPER_PARTITION_LEASE_SECONDS: int(3, 3600).default(configDefaults.partitionLeaseSeconds),
   /** On SIGTERM, how long in-flight handlers may run before they are aborted. */

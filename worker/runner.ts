@@ -8,6 +8,7 @@ import { nextDueInMs } from "../lib/runs/next-due";
 import { runAttempt, type AttemptDeps } from "./attempt";
 import { AttemptAbort, AttemptAborted, type AbortKind } from "./attempt-abort";
 import type { HandlerRegistry } from "./handlers/registry";
+import { createPartitionSettler } from "./settle";
 
 export type RunnerOptions = {
   db: Db;
@@ -27,6 +28,10 @@ export type RunnerOptions = {
   rescueIntervalMs?: number;
   /** Called when a slot frees up, so the claim loop can take more work at once. */
   onSlotFree?: () => void;
+  /** Settle partitions before this worker's first claim there (worker/settle.ts): the lateness pass over their due runs. */
+  settle?: (partitions: number[]) => Promise<unknown>;
+  /** A partition out of the claimed set for longer than this is settled again when it comes back (default 0: always). */
+  settleAfterAbsenceMs?: number;
 };
 
 /**
@@ -74,6 +79,7 @@ export function createRunner(o: RunnerOptions) {
   let exclusiveSeen = true;
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
+  const settler = o.settle ? createPartitionSettler(o.settle, o.settleAfterAbsenceMs ?? 0) : undefined;
 
   const attemptDeps: AttemptDeps = { registry: o.registry, workerId: o.workerId, log: o.log };
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
@@ -246,9 +252,11 @@ export function createRunner(o: RunnerOptions) {
       if (rescueExpired) lastRescueAt = sentAt;
       const checkExclusive = exclusiveSeen || sentAt - lastExclusiveAt >= (o.rescueIntervalMs ?? 0);
       if (checkExclusive) lastExclusiveAt = sentAt;
+      const partitions = o.partitions();
+      await settler?.before(partitions);
       const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, {
         workerId: o.workerId,
-        partitions: o.partitions(),
+        partitions,
         limit,
         rescueExpired,
         rescueGateMs: rescueGateMs(o.rescueIntervalMs),

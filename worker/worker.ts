@@ -3,6 +3,8 @@ import type { Db } from "../lib/db/client";
 import type { Handler } from "../lib/handlers/types";
 import type { Logger } from "../lib/log";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "../lib/workers/registry";
+import { PARTITION_ORPHANED_AFTER_SECONDS } from "../lib/partitions/leases";
+import { runLatenessPass } from "../lib/runs/lateness-pass";
 import { createHandlerRegistry } from "./handlers/registry";
 import { startAlertLoop } from "./loops/alerts";
 import { startClaimLoop } from "./loops/claim";
@@ -47,6 +49,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const registry = createHandlerRegistry(deps.handlers);
   await registerWorker(db, { id: workerId, concurrency: config.workerConcurrency, handlers: registry.list(), version: deps.version, commands: deps.commands ?? null });
   let claimLoop: Loop | undefined;
+  let tickLoop: Loop | undefined;
   // Partition leases decide, unless the caller does: a fair share of partitions, renewed, rebalanced.
   const partitionLoop = deps.partitionsProvider
     ? undefined
@@ -56,10 +59,16 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         log,
         applyPartitionCount: process.env.SLOTKEEPER_PARTITIONS ? config.partitions : undefined,
         leaseSeconds: config.partitionLeaseSeconds,
-        onChange: () => claimLoop?.wake(),
+        onChange: () => {
+          claimLoop?.wake();
+          tickLoop?.wake();
+        },
       });
   await partitionLoop?.ready;
-  const partitions = deps.partitionsProvider ?? partitionLoop!.held;
+  const held = deps.partitionsProvider ?? partitionLoop!.held;
+  // Where this worker ticks and claims: its own partitions and any orphaned ones (a silent holder's:
+  // lib/partitions/leases.ts), so a dead worker's slots still start within the stated bound.
+  const partitions = deps.partitionsProvider ?? (() => withOrphans(partitionLoop!.held(), partitionLoop!.orphaned()));
   log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name), commands: deps.commands ?? null });
 
   const runner = createRunner({
@@ -73,6 +82,9 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     rescueIntervalMs: config.pollIntervalMs,
     partitions,
     onSlotFree: () => claimLoop?.wake(),
+    // Every due run of a partition it starts claiming in, once (not the periodic pass's window).
+    settle: (fresh) => runLatenessPass(db, { partitions: fresh, graceSeconds: config.catchUpGraceSeconds, windowPerPartition: null }),
+    settleAfterAbsenceMs: PARTITION_ORPHANED_AFTER_SECONDS * 1000,
   });
   claimLoop = startClaimLoop({ runner, pollIntervalMs: config.pollIntervalMs, log });
   // Retention: only the holder of partition 0 sweeps (an advisory lock covers hand-overs), and it
@@ -81,11 +93,11 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     db,
     log,
     policy: { retentionDays: config.retentionDays, maxRunsPerSchedule: config.retentionMaxRuns },
-    isSweeper: () => (partitions() ?? [0]).includes(0),
+    isSweeper: () => (held() ?? [0]).includes(0),
     busy: () => runner.backlogged(Math.max(1000, 2 * config.pollIntervalMs)),
   });
   const leaseLoop = startLeaseLoop({ runner, log });
-  const tickLoop =
+  tickLoop =
     deps.tick === false
       ? undefined
       : startTickLoop({
@@ -134,4 +146,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     inFlight: () => runner.inFlight,
     stop: () => (stopping ??= stop()),
   };
+}
+
+/** Held partitions and orphaned ones, ascending, each once. */
+function withOrphans(held: number[], orphaned: number[]): number[] {
+  if (orphaned.length === 0) return held;
+  return [...new Set([...held, ...orphaned])].sort((a, b) => a - b);
 }

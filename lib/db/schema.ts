@@ -328,6 +328,13 @@ export const partitionLeases = pgTable("partition_leases", {
   leaseExpiresAt: ts("lease_expires_at"),
   /** Fencing token: rises whenever the lease changes hands. */
   token: bigint("token", { mode: "number" }).notNull().default(0),
+  /**
+   * When the holder last renewed or took the lease (sk_now()). A partition whose holder has been
+   * silent for PARTITION_ORPHANED_AFTER_SECONDS is orphaned: every live worker ticks and claims in
+   * it until someone holds it again (lib/partitions/leases.ts), so a dead worker's pending runs
+   * start within the stated lateness bound, not after its partition lease runs out.
+   */
+  renewedAt: ts("renewed_at"),
 });
 
 /** Who changed what. Never updated or deleted by the application. */

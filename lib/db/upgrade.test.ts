@@ -29,7 +29,7 @@ const RELEASED = 10;
 const DROPPED_COLUMNS: Record<string, { why: string; heldOnlyNull: true } | { why: string; movedTo: string; map: Record<string, string> }> = {
   "runs.lease_owner": { why: "the lease lives in run_queue since 0006; nothing read it", heldOnlyNull: true },
   "runs.lease_expires_at": { why: "the lease lives in run_queue since 0006; nothing read it", heldOnlyNull: true },
-  "api_tokens.role": { why: "a token's scope (read | operate | admin) replaced its role in 0013", movedTo: "scope", map: { viewer: "read", operator: "operate" } },
+  "api_tokens.role": { why: "a token's scope (read | operate | admin) replaced its role in 0014", movedTo: "scope", map: { viewer: "read", operator: "operate" } },
 };
 
 /** A migrations folder holding only the first `n` entries of the journal. */

@@ -130,6 +130,52 @@ describe("partition leases", () => {
     await releasePartitions(heir.db, "heir");
   });
 
+  it("a holder silent for 3 s has its partitions orphaned for the others, until it renews", async () => {
+    await setClock(t.pool, "2030-01-06T10:00:00Z");
+    const holder = await newWorker("holder");
+    const first = await acquirePartitions(holder.db, { workerId: "holder", leaseSeconds: LEASE });
+    expect(first.held).toHaveLength(16);
+    expect(first.orphaned).toEqual([]);
+    const other = await newWorker("other");
+    const pass = async () => {
+      await heartbeatWorker(other.db, "other", 0);
+      return acquirePartitions(other.db, { workerId: "other", leaseSeconds: LEASE });
+    };
+    await advanceClock(t.pool, 2_999);
+    expect((await pass()).orphaned).toEqual([]);
+    // Three seconds without a renewal: orphaned, long before the 15 s lease would let "other" take them.
+    await advanceClock(t.pool, 1);
+    const seen = await pass();
+    expect(seen.held).toEqual([]);
+    expect(seen.orphaned).toEqual(first.held);
+    // The clock stepped back by more than the threshold: a holder that does not renew again is
+    // silent as well (its stamp now lies ahead of the clock), not alive until the clock catches up.
+    await advanceClock(t.pool, -10_000);
+    expect((await pass()).orphaned).toEqual(first.held);
+    await advanceClock(t.pool, 10_000);
+    // A renewal (the holder was only slow) ends it: it keeps its share (8 of 16 now that "other"
+    // is live) and gives up the rest, which "other" takes; nothing is orphaned any more.
+    const renewed = await acquirePartitions(holder.db, { workerId: "holder", leaseSeconds: LEASE });
+    expect(renewed.held).toHaveLength(8);
+    expect(renewed.orphaned).toEqual([]);
+    const after = await pass();
+    expect(after.held).toHaveLength(8);
+    expect(after.orphaned).toEqual([]);
+    // Released partitions nobody takes ("other" is at its share while a third worker counts as
+    // live) are orphaned 3 s after their last renewal too, as is one held by a silent worker.
+    await releasePartitions(holder.db, "holder");
+    await t.pool.query(`UPDATE workers SET stopped_at = sk_now() WHERE id = 'holder'`);
+    await t.pool.query(`INSERT INTO workers (id, hostname, pid, concurrency, last_heartbeat_at) VALUES ('silent', 'h', 1, 1, sk_now())`);
+    await t.pool.query(`UPDATE partition_leases SET owner = 'silent', lease_expires_at = sk_now() + interval '1 hour' WHERE partition = $1`, [renewed.held[0]]);
+    expect((await pass()).orphaned).toEqual([]);
+    await advanceClock(t.pool, 3_000);
+    const heir = await pass();
+    expect(heir.held).toEqual(after.held);
+    expect(heir.orphaned).toEqual(renewed.held);
+    await releasePartitions(other.db, "other");
+    await t.pool.query(`UPDATE workers SET stopped_at = sk_now() WHERE id IN ('other', 'silent')`);
+  });
+
   it("a lowered partition count drops leases above it and re-hashes schedules", async () => {
     await setClock(t.pool, "2030-01-07T10:00:00Z");
     const w = await newWorker("shrink");

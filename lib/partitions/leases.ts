@@ -11,7 +11,31 @@ import { WORKER_ALIVE_SECONDS } from "../health/overview";
  * A lease is held when `owner = me AND lease_expires_at > sk_now()`; every comparison reads the
  * database clock. The token rises whenever a lease changes hands (never on a renewal), so a
  * holder can tell a partition it kept from one it lost and got back.
+ *
+ * A partition is ORPHANED when nobody has renewed or taken its lease for
+ * PARTITION_ORPHANED_AFTER_SECONDS (its holder died, froze or lost the database; or it is free and
+ * nobody took it). Every live worker then ticks and claims there too, whatever it holds, until
+ * someone holds it again: a dead worker's pending runs start within a few seconds rather than
+ * after its partition lease (15 s) runs out and its workers row (30 s) stops counting it as live.
+ * That is safe for the same reason as a hand-over is: pending runs are claimed with SKIP LOCKED
+ * and fenced, and a pending run has not started, so taking it early cannot run it twice.
  */
+
+/** How often a holder renews its partition leases (the partitions loop's pass). */
+export const PARTITION_RENEW_MS = 1_000;
+
+/**
+ * Silence after which a partition is orphaned: three renewal passes missed in a row. Shorter would
+ * take over from a live holder stalled for a moment (harmless, but two claimers on one partition);
+ * longer would delay every start after a worker dies.
+ */
+export const PARTITION_ORPHANED_AFTER_SECONDS = 3;
+
+/**
+ * The longest a partition's pending runs wait for someone to claim them after its holder's last
+ * renewal: the orphan threshold, plus one pass of the other workers' loop to notice it.
+ */
+export const PARTITION_TAKEOVER_SECONDS = PARTITION_ORPHANED_AFTER_SECONDS + PARTITION_RENEW_MS / 1000;
 export type AcquireResult = {
   /** Partitions this worker holds after the pass, ascending. */
   held: number[];
@@ -27,6 +51,8 @@ export type AcquireResult = {
   taken: number[];
   /** Surplus partitions given up in this pass. */
   released: number[];
+  /** Partitions not held by this worker whose lease nobody renewed for PARTITION_ORPHANED_AFTER_SECONDS, ascending. */
+  orphaned: number[];
 };
 
 type Row = { partition: number; token: number };
@@ -65,7 +91,7 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
     // Renew only leases still running: one that expired may already belong to someone else, and
     // if it does not, the take-over below claims it again with a new token.
     const renewed = await tx.execute<Row>(sql`
-      UPDATE partition_leases SET lease_expires_at = sk_now() + make_interval(secs => ${leaseSeconds})
+      UPDATE partition_leases SET lease_expires_at = sk_now() + make_interval(secs => ${leaseSeconds}), renewed_at = sk_now()
       WHERE owner = ${me} AND lease_expires_at > sk_now() AND partition < ${partitions}
       RETURNING partition, token`);
     let held = renewed.rows.map((r) => ({ partition: r.partition, token: Number(r.token) })).sort((a, b) => a.partition - b.partition);
@@ -90,7 +116,7 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
       // the outer WHERE re-checks the row each one locked.
       const got = await tx.execute<Row>(sql`
         UPDATE partition_leases pl
-        SET owner = ${me}, lease_expires_at = sk_now() + make_interval(secs => ${leaseSeconds}), token = pl.token + 1
+        SET owner = ${me}, lease_expires_at = sk_now() + make_interval(secs => ${leaseSeconds}), token = pl.token + 1, renewed_at = sk_now()
         WHERE pl.partition IN (
           SELECT partition FROM partition_leases
           WHERE partition < ${partitions} AND (owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= sk_now() OR ${ownerGone(sql`partition_leases.owner`)})
@@ -104,6 +130,18 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
       held = [...held, ...gotRows].sort((a, b) => a.partition - b.partition);
     }
 
+    // After this pass's renewals and take-overs: what nobody else is keeping alive either. A
+    // renewal stamped more than the threshold AHEAD of the clock means the clock was stepped back
+    // (tests, a restored server): a live holder re-stamps it within a pass, a dead one never does,
+    // so it counts as silent too rather than hiding a dead holder until the clock catches up.
+    const orphans = await tx.execute<{ partition: number }>(sql`
+      SELECT partition FROM partition_leases
+      WHERE partition < ${partitions} AND NOT (owner IS NOT DISTINCT FROM ${me} AND lease_expires_at > sk_now())
+        AND (renewed_at IS NULL
+          OR renewed_at <= sk_now() - make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS})
+          OR renewed_at > sk_now() + make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS}))
+      ORDER BY partition`);
+
     return {
       held: held.map((r) => r.partition),
       tokens: Object.fromEntries(held.map((r) => [r.partition, r.token])),
@@ -112,6 +150,7 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
       share,
       taken,
       released,
+      orphaned: orphans.rows.map((r) => r.partition),
     };
   });
 }

@@ -88,7 +88,10 @@ describe("runs materialised before an outage (the lateness pass)", () => {
     await setClock(t.pool, at("10:00:00"));
     const s = await makeSchedule(t.db, { everySeconds: 60, catchUp: "latest" });
     await tick({ horizonSeconds: 60 }); // 10:00 and 10:01 pending
-    await setClock(t.pool, at("10:05:00")); // both late: 10:00 is coalesced into 10:01, which is kept
+    // 10:00 is missed (its successor 10:01 is due) and coalesced into 10:01, the newest due slot,
+    // which is missed too (40 s > the grace) but kept: it runs. (At 10:05 the newest due slot
+    // would be 10:05, not written yet, and both would be coalesced into it.)
+    await setClock(t.pool, at("10:01:40"));
     const [older, newer] = await runsOf(s.id);
     expect([iso(older.scheduledFor), iso(newer.scheduledFor)]).toEqual(["10:00:00", "10:01:00"]);
     const claimer = await t.pool.connect();

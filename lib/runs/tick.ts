@@ -14,7 +14,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import type { CatchUpPolicy } from "../db/schema";
 import { planSlots, type PlannedRun, type PlannedSkip } from "../schedules/catch-up";
-import { runLatenessPass } from "./lateness-pass";
+import { runLatenessPassRounds } from "./lateness-pass";
 
 export type TickOptions = {
   /** Partitions this ticker holds; null = all partitions. */
@@ -29,7 +29,7 @@ export type TickOptions = {
   maxSlotsPerSchedule?: number;
   /** Batches per call, so one call stays bounded when many schedules are due. */
   maxBatches?: number;
-  /** Run the lateness pass first (default true); the worker's tick loop runs it every few seconds. */
+  /** Run the lateness pass after materialising (default true); the worker's tick loop runs it every few seconds. */
   latenessPass?: boolean;
 };
 
@@ -51,7 +51,11 @@ type DueRow = {
   now: string | Date;
 };
 
-/** Run the lateness pass, then materialise due slots of the given partitions in bulk batches. */
+/**
+ * Materialise due slots of the given partitions in bulk batches, then run the lateness pass over
+ * the runs already written. In that order: a late run coalesced under `latest` goes into the
+ * schedule's newest due slot, and after an outage that slot is one this tick has just written.
+ */
 export async function tickOnce(db: Db, opts: TickOptions): Promise<TickResult> {
   const batchSize = opts.batchSize ?? 200;
   const total: TickResult = { schedules: 0, created: 0, skipped: 0, coalesced: 0, tooLate: 0 };
@@ -61,20 +65,18 @@ export async function tickOnce(db: Db, opts: TickOptions): Promise<TickResult> {
   const add = (r: Partial<TickResult>) => {
     for (const k of Object.keys(total) as (keyof TickResult)[]) total[k] += r[k] ?? 0;
   };
-  if (opts.latenessPass !== false) add(await runLatenessPass(db, opts));
-  let catchUpRuns = 0;
   for (let i = 0; i < (opts.maxBatches ?? 10); i++) {
     const batch = await materialiseBatch(db, opts, batchSize);
     add(batch);
-    catchUpRuns += batch.catchUpRuns;
     if (!batch.more) break;
   }
-  // A catch-up run may now sit beside late pending runs written before an outage; settle them now.
-  if (catchUpRuns > 0) add(await runLatenessPass(db, opts));
+  if (opts.latenessPass !== false) {
+    add(await runLatenessPassRounds(db, { partitions: opts.partitions, graceSeconds: opts.graceSeconds }));
+  }
   return total;
 }
 
-type BatchResult = TickResult & { catchUpRuns: number; more: boolean };
+type BatchResult = TickResult & { more: boolean };
 
 /** Where the next multi-partition tick starts, so a backlog in one partition cannot hold the others back. */
 let rotation = 0;
@@ -128,7 +130,7 @@ async function materialiseBatch(db: Db, opts: TickOptions, batchSize: number): P
     const counts = new Map<number, number>();
     for (const s of due.rows) counts.set(s.partition, (counts.get(s.partition) ?? 0) + 1);
     const more = due.rows.length >= batchSize || [...counts.values()].some((n) => n >= perPartition);
-    const result: BatchResult = { schedules: due.rows.length, created: 0, skipped: 0, coalesced: 0, tooLate: 0, catchUpRuns: 0, more };
+    const result: BatchResult = { schedules: due.rows.length, created: 0, skipped: 0, coalesced: 0, tooLate: 0, more };
     if (due.rows.length === 0) return result;
     // Schedule order interleaves the partitions on each page of runs (see selectDue).
     due.rows.sort((a, b) => Number(a.id) - Number(b.id));
@@ -172,10 +174,8 @@ async function materialiseBatch(db: Db, opts: TickOptions, batchSize: number): P
         ON CONFLICT (schedule_id, scheduled_for, slot_seq) DO NOTHING
         RETURNING state, origin, skip_reason, skipped_count`);
       for (const r of inserted.rows) {
-        if (r.state === "pending") {
-          result.created++;
-          if (r.origin === "catch_up") result.catchUpRuns++;
-        } else if (r.skip_reason === "missed") result.skipped += r.skipped_count ?? 1;
+        if (r.state === "pending") result.created++;
+        else if (r.skip_reason === "missed") result.skipped += r.skipped_count ?? 1;
         else if (r.skip_reason === "coalesced") result.coalesced += r.skipped_count ?? 1;
         else if (r.skip_reason === "too_late") result.tooLate += r.skipped_count ?? 1;
       }

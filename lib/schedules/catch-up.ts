@@ -3,26 +3,27 @@
  * stored high-water slot, the database's now). No clock is read here: `now` is sk_now() as the
  * tick's transaction saw it (promise: one clock decides).
  *
- * Every slot from `nextSlotAt` up to now + horizon gets exactly one outcome:
- * - its due time (slot + jitter) is older than now - maxLateness → skipped, reason `too_late`
- *   (any policy);
- * - else older than now - grace → it was MISSED: policy `skip` → skipped `missed`; `latest` →
- *   the newest missed slot runs (origin `catch_up`), the older ones are skipped `coalesced` into
- *   it; `all` → every missed slot runs (origin `catch_up`);
- * - else → a normal pending run (origin `schedule`).
+ * Every slot from `nextSlotAt` up to now + horizon gets exactly one outcome, decided by the one
+ * catch-up rule (`slotFate` in ./missed.ts, which the lateness pass uses too): an ordinary run
+ * (origin `schedule`), a `catch_up` run, or a skipped row (`missed`, `coalesced` into the newest
+ * due slot, `too_late`).
  *
  * Skipped slots are written COMPACTLY: one row per contiguous run of slots with the same reason
  * (scheduled_for = first slot, skipped_until = last slot, skipped_count = how many), so a
  * 1-second schedule after a week's outage writes a handful of rows, not 600,000. Long stretches
- * are never enumerated: their bounds come from lastSlotBefore and countSlotsBetween.
+ * are never enumerated: the slots the rule surely skips whatever their jitter come as one range
+ * (bounds from lastSlotBefore, count from countSlotsBetween); only the last few are judged singly.
  *
  * Worked example (15-minute job, outage 10:02–10:52, tick at 10:52, grace 30 s, no jitter):
  * slots 10:15, 10:30, 10:45 are missed. skip → one row [10:15..10:45] missed ×3, 0 runs;
  * latest → one row [10:15..10:30] coalesced ×2 into 10:45, plus a catch_up run at 10:45;
  * all → three catch_up runs. 11:00 (inside the horizon) is a normal run in every case.
+ * Every 4 s, down 10:00:01–10:00:45: latest → one row [10:00:04..10:00:40] coalesced ×10 into
+ * 10:00:44, which is on time (a normal run); skip → the same range as missed.
  */
 import type { CatchUpPolicy } from "../db/schema";
 import { jitterOffsetMs } from "./jitter";
+import { slotFate, type SlotFate } from "./missed";
 import { countSlotsBetween, lastSlotBefore, nextSlot, type Timing } from "./timing";
 
 /** What the planner needs to know about a schedule. */
@@ -68,6 +69,26 @@ export function timingOf(s: Pick<SlotSchedule, "cron" | "everySeconds" | "timezo
   return s.cron !== null ? { cron: s.cron, timezone: s.timezone } : { everySeconds: s.everySeconds as number };
 }
 
+/** A slot's due time: the slot plus its deterministic jitter. */
+export function dueAtMs(s: Pick<SlotSchedule, "id" | "jitterSeconds">, slot: Date): number {
+  return slot.getTime() + jitterOffsetMs(s.id, slot, s.jitterSeconds);
+}
+
+/**
+ * The newest slot at or after `from` that is due at `now` (slot + jitter <= now), or null. One
+ * look back from the last slot <= now, then at most `maxSteps` steps back past slots whose jitter
+ * puts them after now; past that, the last slot surely due (<= now - jitter window) stands in.
+ */
+export function newestDueSlot(s: Pick<SlotSchedule, "id" | "cron" | "everySeconds" | "timezone" | "jitterSeconds">, from: Date, now: Date, maxSteps = 1000): Date | null {
+  const timing = timingOf(s);
+  let slot = lastSlotBefore(timing, new Date(now.getTime() + 1), from);
+  for (let i = 0; slot && i < maxSteps; i++) {
+    if (dueAtMs(s, slot) <= now.getTime()) return slot;
+    slot = lastSlotBefore(timing, slot, from);
+  }
+  return slot && lastSlotBefore(timing, new Date(now.getTime() - s.jitterSeconds * 1000 + 1), from);
+}
+
 type Range = { first: Date; last: Date; count: number };
 
 /** Plan the rows the tick writes for one schedule and its new high-water mark. */
@@ -76,8 +97,7 @@ export function planSlots(s: SlotSchedule, o: PlanOptions): SlotPlan {
   const jitterMs = s.jitterSeconds * 1000;
   const nowMs = o.now.getTime();
   const horizonEnd = nowMs + o.horizonSeconds * 1000;
-  const missedBefore = nowMs - o.graceSeconds * 1000;
-  const tooLateBefore = s.maxLatenessSeconds === null ? Number.NEGATIVE_INFINITY : nowMs - s.maxLatenessSeconds * 1000;
+  const rule = { nowMs, graceMs: o.graceSeconds * 1000, policy: s.catchUp, maxLatenessSeconds: s.maxLatenessSeconds };
   const runs: PlannedRun[] = [];
   const skips: PlannedSkip[] = [];
   let lastEmitted: "run" | "skip" | null = null;
@@ -93,7 +113,7 @@ export function planSlots(s: SlotSchedule, o: PlanOptions): SlotPlan {
     lastEmitted = "skip";
   };
   const addRun = (slot: Date, origin: PlannedRun["origin"]) => {
-    runs.push({ scheduledFor: slot, dueAt: new Date(slot.getTime() + jitterOffsetMs(s.id, slot, s.jitterSeconds)), origin });
+    runs.push({ scheduledFor: slot, dueAt: new Date(dueAtMs(s, slot)), origin });
     lastEmitted = "run";
   };
   /** All slots in [cur, bound) as one range, without enumerating them. */
@@ -106,55 +126,52 @@ export function planSlots(s: SlotSchedule, o: PlanOptions): SlotPlan {
   };
 
   let cur: Date | null = s.nextSlotAt;
-  // Slots whose due time (slot + at most the jitter window) is surely past max lateness: one range.
-  const tooLate = rangeBefore(cur, tooLateBefore - jitterMs);
-  if (tooLate) {
-    addSkip("too_late", tooLate);
-    cur = nextSlot(timing, tooLate.last);
-  }
+  // `latest` coalesces into the newest due slot: which one it is, known before any is written.
+  const newest = s.catchUp === "latest" && cur.getTime() <= nowMs ? newestDueSlot(s, cur, o.now) : null;
 
-  // Missed slots not yet written: a compact range (skip/latest only) plus ones looked at singly.
-  let missedRange: Range | null = null;
-  let missedSingles: Date[] = [];
-  if (cur && s.catchUp !== "all") {
-    missedRange = rangeBefore(cur, missedBefore - jitterMs);
-    if (missedRange) cur = nextSlot(timing, missedRange.last);
-  }
-  const flushMissed = () => {
-    if (!missedRange && missedSingles.length === 0) return;
-    const first = missedRange?.first ?? missedSingles[0];
-    const total = (missedRange?.count ?? 0) + missedSingles.length;
-    const newest = missedSingles.length ? missedSingles[missedSingles.length - 1] : (missedRange as Range).last;
-    if (s.catchUp === "skip") {
-      addSkip("missed", { first, last: newest, count: total });
-    } else if (total > 1) {
-      // latest: everything before the newest missed slot is coalesced into it.
-      const secondNewest = missedSingles.length >= 2 ? missedSingles[missedSingles.length - 2]
-        : missedSingles.length === 1 ? (missedRange as Range).last
-        : (lastSlotBefore(timing, newest, first) as Date);
-      addSkip("coalesced", { first, last: secondNewest, count: total - 1 }, newest);
-      addRun(newest, "catch_up");
-    } else {
-      addRun(newest, "catch_up");
-    }
-    missedRange = null;
-    missedSingles = [];
+  let looked = 0;
+  /** Judge `cur` alone, by the rule, with its own jitter and its successor's; returns the successor. */
+  const judgeOne = (slot: Date): Date | null => {
+    const successor = nextSlot(timing, slot);
+    const fate: SlotFate = slotFate(
+      { dueMs: dueAtMs(s, slot), successorDueMs: successor ? dueAtMs(s, successor) : null, newestDue: newest !== null && slot.getTime() === newest.getTime() },
+      rule,
+    );
+    if (fate === "run") addRun(slot, "schedule");
+    else if (fate === "catch_up") addRun(slot, "catch_up");
+    else addSkip(fate, { first: slot, last: slot, count: 1 }, fate === "coalesced" ? newest : null);
+    looked++;
+    return successor;
   };
 
-  for (let looked = 0; cur && cur.getTime() <= horizonEnd && looked < o.maxSlots; looked++) {
-    const due = cur.getTime() + jitterOffsetMs(s.id, cur, s.jitterSeconds);
-    if (due < tooLateBefore) {
-      flushMissed();
-      addSkip("too_late", { first: cur, last: cur, count: 1 });
-    } else if (due < missedBefore) {
-      if (s.catchUp === "all") addRun(cur, "catch_up");
-      else missedSingles.push(cur);
-    } else {
-      flushMissed();
-      addRun(cur, "schedule");
+  if (s.maxLatenessSeconds !== null) {
+    const tooLateBefore = nowMs - s.maxLatenessSeconds * 1000;
+    // Slots whose due time (slot + at most the jitter window) is surely past max lateness: one range.
+    const tooLate = rangeBefore(cur, tooLateBefore - jitterMs);
+    if (tooLate) {
+      addSkip("too_late", tooLate);
+      cur = nextSlot(timing, tooLate.last);
     }
-    cur = nextSlot(timing, cur);
+    // Then the few whose jitter decides (within one jitter window of the limit), one by one.
+    while (cur && cur.getTime() < tooLateBefore && looked < o.maxSlots) cur = judgeOne(cur);
   }
-  flushMissed();
+
+  // Slots the rule surely skips, whatever their jitter, as one range (not under `all`, where
+  // missed slots run): every slot before the last slot <= now - jitter window has a successor
+  // that is due; for `skip`, so is every slot older than grace + jitter window. The newest due
+  // slot is never in the range: it is at or after that last slot.
+  if (cur && s.catchUp !== "all" && looked < o.maxSlots) {
+    const lastSurelyDue = lastSlotBefore(timing, new Date(nowMs - jitterMs + 1), cur);
+    let bound = lastSurelyDue ? lastSurelyDue.getTime() : Number.NEGATIVE_INFINITY;
+    if (s.catchUp === "skip") bound = Math.max(bound, nowMs - rule.graceMs - jitterMs);
+    const missed = rangeBefore(cur, bound);
+    if (missed) {
+      addSkip(s.catchUp === "skip" ? "missed" : "coalesced", missed, s.catchUp === "skip" ? null : newest);
+      cur = nextSlot(timing, missed.last);
+    }
+  }
+
+  // The rest one by one, up to the horizon.
+  while (cur && cur.getTime() <= horizonEnd && looked < o.maxSlots) cur = judgeOne(cur);
   return { runs, skips, nextSlotAt: cur ?? NEVER };
 }

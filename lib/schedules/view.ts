@@ -1,7 +1,7 @@
 import type { Schedule } from "../db/schema";
 import { NEVER } from "./catch-up";
 import { maskSecrets } from "../security/mask";
-import { worstCaseLatenessSeconds } from "./lateness";
+import { DATABASE_OUTAGE_ALLOWANCE_SECONDS, worstCaseLatenessSeconds } from "./lateness";
 
 /** A schedule as the API shows it (camelCase; the design's body plus identity and bookkeeping). */
 export type ScheduleView = {
@@ -26,7 +26,14 @@ export type ScheduleView = {
   lateAfterSeconds: number | null;
   lateGraceSeconds: number | null;
   backlogAfterSeconds: number | null;
+  /**
+   * The latest a slot's first attempt starts, in seconds after the slot, while the database is up:
+   * jitter + 2 × poll interval + max(lease, 4) (lib/schedules/lateness.ts). It holds when workers
+   * die, freeze, lose connections or restart, given a free slot on a live worker.
+   */
   worstCaseLatenessSeconds: number;
+  /** A database outage adds its own length plus up to this many seconds (the workers' reconnect back-off). */
+  databaseOutageAllowanceSeconds: number;
   createdAt: string;
   updatedAt: string;
   version: number;
@@ -60,6 +67,7 @@ export function toScheduleView(row: Schedule, pollIntervalMs?: number): Schedule
     lateGraceSeconds: row.lateGraceSeconds,
     backlogAfterSeconds: row.backlogAfterSeconds,
     worstCaseLatenessSeconds: worstCaseLatenessSeconds(row, pollIntervalMs),
+    databaseOutageAllowanceSeconds: DATABASE_OUTAGE_ALLOWANCE_SECONDS,
     createdAt: iso(row.createdAt),
     updatedAt: iso(row.updatedAt),
     version: row.version,

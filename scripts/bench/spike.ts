@@ -101,8 +101,11 @@ function startWorkers(o: SpikeOptions): Proc[] {
 /** The spike (S runs due at one instant, W workers) and then a steady drain of N runs on the same workers. */
 export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<SpikeReport> {
   const mat = await materialise(pool, db, o);
-  // Freeze the clock just before the slot while the workers start, register and take their partitions.
-  await setClock(pool, new Date(BENCH_DUE.getTime() - 5_000));
+  // Freeze the clock just before the slot while the workers start, register and take their
+  // partitions, at the instant it later runs on from: a clock that jumped forward would make every
+  // partition lease look unrenewed for that long, and past 3 s every partition orphaned
+  // (lib/partitions/leases.ts), so each worker would claim in all of them at the due instant.
+  await setClock(pool, new Date(BENCH_DUE.getTime() - 1_000));
   const procs = startWorkers(o);
   let stopRss = () => {};
   try {

@@ -1,3 +1,4 @@
+import { configDefaults } from "../../lib/config";
 import type { Logger } from "../../lib/log";
 
 /** A periodic pass: timing, failure counting and shutdown around one `lib/` function. */
@@ -10,7 +11,7 @@ export type LoopOptions = {
    */
   run: (signal: AbortSignal) => Promise<boolean | number | void>;
   log: Logger;
-  /** Upper bound of the delay after consecutive failures. */
+  /** Upper bound of the delay after consecutive failures (default configDefaults.loopMaxBackoffMs, part of the stated database-outage allowance). */
   maxBackoffMs?: number;
 };
 
@@ -25,7 +26,7 @@ export function startLoop(opts: LoopOptions): Loop {
   let timer: NodeJS.Timeout | undefined;
   let wakeResolve: (() => void) | undefined;
   let contiguousErrors = 0;
-  const maxBackoff = opts.maxBackoffMs ?? 30_000;
+  const maxBackoff = opts.maxBackoffMs ?? configDefaults.loopMaxBackoffMs;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {

@@ -1,6 +1,6 @@
 import type { Db } from "../../lib/db/client";
 import type { Logger } from "../../lib/log";
-import { acquirePartitions, releasePartitions } from "../../lib/partitions/leases";
+import { acquirePartitions, PARTITION_RENEW_MS, releasePartitions } from "../../lib/partitions/leases";
 import { setPartitionCount } from "../../lib/partitions/count";
 import { startLoop } from "./loop";
 
@@ -8,10 +8,11 @@ import { startLoop } from "./loop";
 export const PARTITION_LEASE_SECONDS_DEFAULT = 15;
 /**
  * A lease pass every second (at most lease/3): renewals have many chances before the lease ends,
- * and a holder gives its surplus to a joining worker within about a second. A pass is four small
- * statements on a table of P rows.
+ * a holder gives its surplus to a joining worker within about a second, and a silent holder's
+ * partitions are seen orphaned within a second of PARTITION_ORPHANED_AFTER_SECONDS. A pass is a
+ * few small statements on a table of P rows.
  */
-export const PARTITION_PASS_MS_DEFAULT = 1_000;
+export const PARTITION_PASS_MS_DEFAULT = PARTITION_RENEW_MS;
 /** At start, wait at most this long to hold at least one partition (a holder releases surplus on its next pass). */
 export const PARTITION_READY_TIMEOUT_MS = 3_000;
 
@@ -24,13 +25,19 @@ export type PartitionsLoopOptions = {
   safetyMarginMs?: number;
   /** When set (SLOTKEEPER_PARTITIONS given explicitly), apply this partition count before the first pass. */
   applyPartitionCount?: number;
-  /** Called after every pass with the partitions now held (e.g. to wake the claim loop). */
+  /** Called when the partitions held, or the orphaned ones, changed (e.g. to wake the claim loop). */
   onChange?: (held: number[]) => void;
 };
 
 export type PartitionsLoop = {
   /** Partitions this worker may tick and claim in right now ([] until the first pass, or once a renewal is overdue). */
   held: () => number[];
+  /**
+   * Partitions nobody has renewed for PARTITION_ORPHANED_AFTER_SECONDS, as of the last pass (never
+   * ones this worker holds): it ticks and claims there too until someone holds them. [] while
+   * held() is (this worker cannot tell).
+   */
+  orphaned: () => number[];
   /** Settles once this worker holds a partition, a pass failed, or PARTITION_READY_TIMEOUT_MS passed, so it starts claiming with its share. */
   ready: Promise<void>;
   stop: () => Promise<void>;
@@ -45,6 +52,7 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
   const leaseSeconds = opts.leaseSeconds ?? PARTITION_LEASE_SECONDS_DEFAULT;
   const marginMs = Math.min(opts.safetyMarginMs ?? 2_000, (leaseSeconds * 1000) / 3);
   let current: number[] = [];
+  let orphans: number[] = [];
   // Deadline on performance.now(): measured from when the renewal was sent, as the article says.
   let usableUntil = 0;
   let countApplied = opts.applyPartitionCount === undefined;
@@ -80,25 +88,32 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
     } catch (err) {
       // We cannot know whether we still hold anything: stop using every partition now.
       current = [];
+      orphans = [];
       usableUntil = 0;
       opts.onChange?.(current);
       throw err;
     }
-    const before = current.join(",");
+    const before = `${current.join(",")}/${orphans.join(",")}`;
     current = result.held;
+    orphans = result.orphaned;
     usableUntil = sentAt + leaseSeconds * 1000 - marginMs;
     if (result.taken.length || result.released.length) {
       opts.log.info({ event: "partitions:lease:changed", held: result.held, taken: result.taken, released: result.released, share: result.share, liveWorkers: result.liveWorkers });
     }
-    if (before !== current.join(",")) opts.onChange?.(current);
+    if (result.orphaned.length > 0 && before.split("/")[1] !== orphans.join(",")) {
+      opts.log.info({ event: "partitions:orphaned", orphaned: orphans });
+    }
+    if (before !== `${current.join(",")}/${orphans.join(",")}`) opts.onChange?.(current);
   }
 
   return {
     held: () => (performance.now() < usableUntil ? current : []),
+    orphaned: () => (performance.now() < usableUntil ? orphans : []),
     ready,
     stop: async () => {
       await loop.stop();
       current = [];
+      orphans = [];
       usableUntil = 0;
       await releasePartitions(opts.db, opts.workerId).catch((err) => opts.log.warn({ event: "partitions:release:error", err }));
     },

@@ -10,16 +10,18 @@ export type TickLoopOptions = {
   intervalMs: number;
   horizonSeconds: number;
   graceSeconds: number;
-  /** Which partitions to tick; null = all. Shared with the claim loop: one place decides. */
+  /** Which partitions to tick (held and orphaned); null = all. Shared with the claim loop: one place decides. */
   partitions: () => number[] | null;
   /** Called when the tick created runs (they may be due now). */
   onCreated?: () => void;
 };
 
 /**
- * At most this often a tick also runs the lateness pass. It reads every late pending run of the
- * partitions, so in a backlog older than the grace period it is the one part of a tick whose cost
- * grows with the backlog; a slot marked missed a few seconds later changes nothing.
+ * At most this often a tick also runs the lateness pass (over a window of the oldest due runs of
+ * each partition: two index probes per run it looks at, whatever the backlog). Slots
+ * missed while nobody claimed in a partition are settled before this worker's first claim there
+ * (worker/runner.ts); this periodic pass catches runs that wait past their successor or past max
+ * lateness while the partition is held (no free slot, a long backlog).
  */
 export const LATENESS_PASS_INTERVAL_MS = 5_000;
 

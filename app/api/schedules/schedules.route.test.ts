@@ -32,11 +32,12 @@ const at = (s: string) => new Date(`2024-03-01T${s}Z`);
 const tick = () => tickOnce(t.db, { partitions: null, horizonSeconds: 120, graceSeconds: 30 });
 
 describe("schedules API", () => {
+  // Stated worst-case lateness: jitter 5 + 2 × the 1 s poll + max(lease 30, 4) = 37 s.
   it("creates a schedule (201) with its partition, first slot and stated worst-case lateness", async () => {
     await setClock(t.pool, at("10:00:10"));
     const r = await call("POST", "list", null, { body: { name: "nightly report", handler: "noop", everySeconds: 300, jitterSeconds: 5, leaseSeconds: 30 } });
     expect(r.status).toBe(201);
-    expect(r.body.schedule).toMatchObject({ name: "nightly report", everySeconds: 300, timezone: "UTC", catchUp: "latest", version: 1, nextSlotAt: "2024-03-01T10:05:00.000Z", worstCaseLatenessSeconds: 36, retry: { maxAttempts: 6, baseSeconds: 30, capSeconds: 900 } });
+    expect(r.body.schedule).toMatchObject({ name: "nightly report", everySeconds: 300, timezone: "UTC", catchUp: "latest", version: 1, nextSlotAt: "2024-03-01T10:05:00.000Z", worstCaseLatenessSeconds: 37, databaseOutageAllowanceSeconds: 30, retry: { maxAttempts: 6, baseSeconds: 30, capSeconds: 900 } });
     expect(r.body.schedule.partition).toBeGreaterThanOrEqual(0);
     expect(r.body.schedule.partition).toBeLessThan(16);
     expect(await q("SELECT action FROM audit_log WHERE schedule_id = $1", [r.body.schedule.id])).toEqual([{ action: "schedule.create" }]);
