@@ -226,12 +226,15 @@ describe("command handler: stopping a program", () => {
 
   it("past payload.timeoutSeconds the group is stopped the same way and the attempt is timed_out (retried)", async () => {
     const pidFile = path.join(dir, "family-timeout.json");
-    const script = program("family-timeout.mjs", family(pidFile));
-    const running = Promise.resolve(attempt({ command: NODE, args: [script], timeoutSeconds: 1, killGraceSeconds: 1 }));
+    // A shell family: it starts in milliseconds even on a loaded machine, so the pids are written
+    // well before the timeout. The leader loops; its background child ignores SIGTERM.
+    const childScript = program("family-timeout-child.sh", `trap '' TERM\nprintf '{"leader":%s,"child":%s}' "$PPID" "$$" > '${pidFile}'\nwhile :; do sleep 1; done\n`);
+    const leaderScript = program("family-timeout.sh", `/bin/sh '${childScript}' &\nwhile :; do sleep 1; done\n`);
+    const running = Promise.resolve(attempt({ command: "/bin/sh", args: [leaderScript], timeoutSeconds: 3, killGraceSeconds: 1 }));
     const { leader, child } = await pidsFrom(running, pidFile);
     const r = await running;
     expect(r.outcome).toBe("timed_out");
-    expect(r.error).toContain("timed out after 1 s");
+    expect(r.error).toContain("timed out after 3 s");
     expect(r.nonRetryable).toBeUndefined();
     expect(r.retryDelaySeconds).toBeGreaterThanOrEqual(0);
     // The attempt ends when the group's pipes close: the child needed the SIGKILL.
