@@ -5,28 +5,24 @@ import { getAccessSettings } from "./lib/auth/settings";
 import { contentSecurityPolicy } from "./lib/security/csp";
 
 /**
- * Runs before every page and API request (Node runtime, Next 16's default for proxy):
- * - loopback-only mode: refuse other clients with 403 and instructions (API routes check again in
- *   lib/server/route.ts; this also covers routes that do not use the wrappers);
- * - credentials mode: send pages without a valid session to /login (API routes answer 401 themselves);
+ * Runs before every page request (Node runtime, Next 16's default for proxy):
+ * - loopback-only mode: refuse other clients with 403 and instructions;
+ * - credentials mode: send pages without a valid session to /login;
  * - pages get a fresh CSP nonce, which Next.js puts on its own scripts.
+ *
+ * API routes are not matched: each one decides access itself (lib/server/route.ts, and
+ * app/api/access.test.ts checks that every route does), and a request that runs proxy has its
+ * whole body read and buffered by Next.js first (up to proxyClientMaxBodySize) — which would
+ * defeat the API's own body limit, refused with 413 while reading (readBodyText).
  */
 export function proxy(request: NextRequest) {
   const settings = getAccessSettings();
   const path = request.nextUrl.pathname;
-  const isApi = path === "/api" || path.startsWith("/api/");
-  // Liveness probes must work from anywhere; the answer is only up or down.
-  if (path === "/api/health") return NextResponse.next();
 
-  if (settings.mode === "loopback-only" && !(isApi && request.headers.has("authorization"))) {
+  if (settings.mode === "loopback-only") {
     const refusal = loopbackRefusal(request, settings);
-    if (refusal) {
-      return isApi
-        ? Response.json({ error: { code: "forbidden", message: refusal } }, { status: 403 })
-        : new Response(`403 Forbidden\n\n${refusal}\n`, { status: 403, headers: { "content-type": "text/plain; charset=utf-8" } });
-    }
+    if (refusal) return new Response(`403 Forbidden\n\n${refusal}\n`, { status: 403, headers: { "content-type": "text/plain; charset=utf-8" } });
   }
-  if (isApi) return NextResponse.next();
 
   if (settings.mode === "credentials" && path !== "/login") {
     const session = verifySession(readCookie(request.headers.get("cookie"), SESSION_COOKIE), settings.sessionSecret);
@@ -49,5 +45,5 @@ export function proxy(request: NextRequest) {
 }
 
 export const config = {
-  matcher: ["/((?!_next/static|_next/image|favicon.ico).*)"],
+  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico).*)"],
 };

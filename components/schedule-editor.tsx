@@ -40,22 +40,29 @@ export function ScheduleEditor({ name }: { name?: string }) {
   const [serverErrors, setServerErrors] = useState<FieldErrors>({});
   const [conflict, setConflict] = useState(false);
   const [formKey, setFormKey] = useState(0);
+  // A save that succeeded with warnings keeps the form open beside them; the next save edits what was saved.
+  const [saved, setSaved] = useState<{ schedule: Schedule; warnings: Record<string, string> } | null>(null);
 
   const save = useMutation({
     mutationFn: async ({ values, schedule }: { values: FormValues; schedule?: Schedule }) => {
       const body = toBody(values, mode);
       if (!body) throw new ApiError("payload is not valid JSON", 400, "validation", "payload");
-      return schedule ? patchSchedule(schedule.name, { ...body, version: schedule.version }) : createSchedule(body);
+      const target = saved?.schedule ?? schedule;
+      return target ? patchSchedule(target.name, { ...body, version: target.version }) : createSchedule(body);
     },
     onMutate: () => {
       setServerErrors({});
       setConflict(false);
     },
     onSuccess: async (res, { values }) => {
-      const saved = res.schedule?.name ?? name ?? values.name.trim();
-      if (res.schedule) qc.setQueryData(scheduleKey(saved), res.schedule);
+      const savedName = res.schedule?.name ?? name ?? values.name.trim();
+      if (res.schedule) qc.setQueryData(scheduleKey(savedName), res.schedule);
       await Promise.all([qc.invalidateQueries({ queryKey: schedulesKey }), qc.invalidateQueries({ queryKey: overviewKey })]);
-      router.push(`/schedules/${encodeURIComponent(saved)}`);
+      if (res.warnings?.length) {
+        setSaved({ schedule: res.schedule, warnings: Object.fromEntries(res.warnings.map((w) => [w.field, w.message])) });
+        return;
+      }
+      router.push(`/schedules/${encodeURIComponent(savedName)}`);
     },
     onError: (err) => {
       if (err instanceof ApiError && err.status === 409 && mode === "edit" && err.field !== "name") setConflict(true);
@@ -84,11 +91,19 @@ export function ScheduleEditor({ name }: { name?: string }) {
         handlers={handlers.data}
         submitting={save.isPending}
         serverErrors={serverErrors}
+        serverWarnings={saved?.warnings}
         renderPreview={(v) => <PreviewContainer values={v} />}
         onSubmit={(values) => save.mutate({ values, schedule })}
         onCancel={() => router.push(name ? `/schedules/${encodeURIComponent(name)}` : "/schedules")}
         banner={
-          conflict ? (
+          saved && !conflict ? (
+            <div role="status" data-testid="saved-with-warnings" className="flex items-center justify-between rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
+              <span>Saved “{saved.schedule.name}”, with a warning beside the payload. Change it and save again, or open the schedule.</span>
+              <Button size="sm" onClick={() => router.push(`/schedules/${encodeURIComponent(saved.schedule.name)}`)} data-testid="open-saved">
+                Open schedule
+              </Button>
+            </div>
+          ) : conflict ? (
             <div role="alert" data-testid="conflict-banner" className="flex items-center justify-between rounded-md border border-amber-300 bg-amber-50 px-3 py-2 text-sm text-amber-900">
               <span>This schedule was changed by someone else since you opened it; reload to see their version (your edits here will be replaced).</span>
               <Button size="sm" onClick={reload} data-testid="conflict-reload">

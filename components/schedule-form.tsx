@@ -14,6 +14,8 @@ type Props = {
   submitting: boolean;
   /** Errors from the API's 400 response, keyed by its `field`; "form" for ones without. */
   serverErrors: FieldErrors;
+  /** Warnings from a save that succeeded, keyed by field (e.g. "payload.url"): shown beside the field. */
+  serverWarnings?: Record<string, string>;
   /** Shown above the buttons, e.g. the 409 "changed by someone else" notice. */
   banner?: ReactNode;
   renderPreview: (v: FormValues) => ReactNode;
@@ -36,7 +38,7 @@ const aria = (id: string, error?: string) => ({ id, "aria-invalid": error ? true
  * The schedule form. Holds what is typed; validates it live with the API's own rules and shows
  * each field's error beside it (timing and payload as you type, the rest once touched or on save).
  */
-export function ScheduleForm({ mode, initial, handlers, submitting, serverErrors, banner, renderPreview, onSubmit, onCancel }: Props) {
+export function ScheduleForm({ mode, initial, handlers, submitting, serverErrors, serverWarnings = {}, banner, renderPreview, onSubmit, onCancel }: Props) {
   const [values, setValues] = useState<FormValues>(initial);
   const [touched, setTouched] = useState<Set<string>>(new Set());
   const [tried, setTried] = useState(false);
@@ -88,7 +90,7 @@ export function ScheduleForm({ mode, initial, handlers, submitting, serverErrors
               itself idempotent, so make it use the idempotency key it is given.
             </p>
           ) : null}
-          <Field id="payload" label="Payload (JSON object)" hint="Passed to the handler on every attempt." error={errors.payload} className="md:col-span-2">
+          <Field id="payload" label="Payload (JSON object)" hint="Passed to the handler on every attempt." error={errors.payload} warning={serverWarnings["payload.url"] ?? serverWarnings.payload} className="md:col-span-2">
             <textarea {...aria("payload", errors.payload)} className={`${inputClass} font-mono`} rows={5} spellCheck={false} value={values.payload} onChange={(e) => set("payload", e.target.value)} data-testid="input-payload" />
           </Field>
         </div>

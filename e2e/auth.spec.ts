@@ -57,7 +57,8 @@ async function signIn(page: Page, user: "operator" | "viewer", password: string)
   await page.getByTestId("login-user").selectOption(user);
   await page.getByTestId("login-password").fill(password);
   await page.getByTestId("login-submit").click();
-  await expect(page.getByTestId("session-role")).toHaveText(user);
+  // The operator account is the installation's admin (it manages API tokens).
+  await expect(page.getByTestId("session-role")).toHaveText(user === "operator" ? "admin" : user);
 }
 
 async function post(request: APIRequestContext, url: string, data: unknown, headers: Record<string, string> = {}) {

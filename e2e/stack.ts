@@ -19,12 +19,39 @@ async function freePort(from: number): Promise<number> {
 
 export type Stack = StackInfo & { startWorker: () => ChildProcess; stop: () => Promise<void> };
 
+/** Environment the stack's processes get on top of this one's; a value of "" unsets a variable. */
+export type StackEnv = Record<string, string>;
+
+/** A console (`next start`) of its own on an existing database: `env` on top of this process's, bound to `hostname`. */
+export async function startConsole(opts: { databaseUrl: string; env?: StackEnv; hostname?: string }): Promise<{ url: string; port: number; process: ChildProcess; stop: () => Promise<void> }> {
+  const port = await freePort(3400);
+  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: opts.databaseUrl, PORT: String(port), LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...opts.env };
+  for (const [k, v] of Object.entries(env)) if (v === "") delete env[k];
+  const args = [require.resolve("next/dist/bin/next"), "start", "-p", String(port), ...(opts.hostname ? ["-H", opts.hostname] : [])];
+  const web = spawn(process.execPath, args, { env, stdio: ["ignore", "inherit", "inherit"] });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (web.exitCode !== null) throw new Error("the console exited during start (is there a build? run `npm run build`)");
+    if (await fetch(`${url}/api/health`).then((r) => r.ok, () => false)) break;
+    if (Date.now() > deadline) throw new Error("the console did not become healthy in 90s");
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const stop = async () => {
+    if (web.exitCode !== null) return;
+    web.kill("SIGTERM");
+    await new Promise((r) => web.once("exit", r));
+  };
+  return { url, port, process: web, stop };
+}
+
 /**
  * `env`: settings for the console and workers of this stack on top of the environment (alert
- * interval, …). `workers`: how many default workers (`worker/main.ts`) start beside the console; 1
+ * interval, …; a value of "" unsets a variable: `{ SLOTKEEPER_OUTBOUND_ALLOW: "" }` is a default
+ * install). `workers`: how many default workers (`worker/main.ts`) start beside the console; 1
  * unless told.
  */
-export type StackOptions = { env?: Record<string, string>; workers?: number };
+export type StackOptions = { env?: StackEnv; workers?: number };
 
 export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   let embedded: EmbeddedDatabase | undefined;
@@ -59,9 +86,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     DATABASE_URL: databaseUrl,
     PORT: String(port),
     SLOTKEEPER_POLL_INTERVAL_MS: "250",
+    // The specs' receivers listen on loopback, which the outbound address policy refuses unless opened.
+    SLOTKEEPER_OUTBOUND_ALLOW: "127.0.0.1,::1,localhost",
     LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn",
     ...opts.env,
   };
+  for (const [k, v] of Object.entries(env)) if (v === "") delete (env as Record<string, string | undefined>)[k];
   const children: ChildProcess[] = [];
   const web = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-p", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
   children.push(web);

@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parseOutboundAllow, type AllowEntry } from "./security/outbound";
 
 /** Named defaults for every setting; `loadConfig` validates the environment against them once. */
 export const configDefaults = {
@@ -85,6 +86,21 @@ const envSchema = z.object({
   SLOTKEEPER_SMTP_URL: z.string().regex(/^smtps?:\/\/[^/]+/, "must look like smtp://user:pass@host:587 or smtps://host:465").optional(),
   /** Sender of alert e-mail. */
   SLOTKEEPER_SMTP_FROM: z.string().min(3).max(300).default(configDefaults.smtpFrom),
+  /**
+   * Host names, addresses or CIDR ranges the http handler and alert channels may reach although the
+   * outbound address policy refuses them by default (loopback, private, link-local, metadata).
+   */
+  SLOTKEEPER_OUTBOUND_ALLOW: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      try {
+        return parseOutboundAllow(v);
+      } catch (err) {
+        ctx.addIssue({ code: "custom", message: `${(err as Error).message}; expected comma-separated host names, addresses or CIDR ranges, e.g. 10.0.0.0/8,billing.internal` });
+        return z.NEVER;
+      }
+    }),
   /** Worker id; defaults to host-pid-random. */
   SLOTKEEPER_WORKER_ID: z.string().min(1).max(200).optional(),
   /** Unset: the worker does not serve `command`. `all`, or a comma-separated list of absolute paths of the executables it may run. */
@@ -136,6 +152,8 @@ export type Config = {
   smtpUrl: string | undefined;
   smtpFrom: string;
   workerId: string | undefined;
+  /** What SLOTKEEPER_OUTBOUND_ALLOW opens on purpose (lib/security/outbound.ts applies it). */
+  outboundAllow: AllowEntry[];
   /** SLOTKEEPER_COMMANDS: the programs this worker's `command` handler may run; null = it does not serve `command`. */
   commands: CommandsPolicy;
 };
@@ -177,6 +195,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpUrl: e.SLOTKEEPER_SMTP_URL,
     smtpFrom: e.SLOTKEEPER_SMTP_FROM,
     workerId: e.SLOTKEEPER_WORKER_ID,
+    outboundAllow: e.SLOTKEEPER_OUTBOUND_ALLOW,
     commands: parseCommandsPolicy(e.SLOTKEEPER_COMMANDS),
   };
 }

@@ -122,6 +122,10 @@ export function checkManualFile(root: string, file: string, repoFiles: readonly 
   const files = new Set(repoFiles);
   const folders = new Set(repoFiles.flatMap((f) => f.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/"))));
   const exists = (rel: string) => files.has(rel) || folders.has(rel);
+  // A package's name can look like a file (`ipaddr.js`); the dependencies are named, not paths.
+  const pkgFile = path.join(root, "package.json");
+  const pkg = (fs.existsSync(pkgFile) ? JSON.parse(fs.readFileSync(pkgFile, "utf8")) : {}) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+  const packages = new Set([...Object.keys(pkg.dependencies ?? {}), ...Object.keys(pkg.devDependencies ?? {})]);
 
   for (const { target, line } of linksIn(text)) {
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // http:, https:, mailto:
@@ -142,7 +146,7 @@ export function checkManualFile(root: string, file: string, repoFiles: readonly 
 
   for (const { text: span, line } of codeSpansIn(text)) {
     const p = pathInSpan(span, topLevel);
-    if (p === null) continue;
+    if (p === null || packages.has(span)) continue;
     const found = p.includes("/") ? exists(p.replace(/\/$/, "")) : basenames.has(p);
     if (!found) problems.push({ file, line, what: `\`${span}\` names ${p}, which is not in the repository` });
   }

@@ -41,13 +41,13 @@ let viewerToken = "";
 let operatorToken = "";
 
 beforeAll(async () => {
-  const mk = async (name: string, role: string) => {
-    const res = await call("tokens", "POST", { "content-type": "application/json" }, JSON.stringify({ name, role }));
+  const mk = async (name: string, scope: string) => {
+    const res = await call("tokens", "POST", { "content-type": "application/json" }, JSON.stringify({ name, scope }));
     expect(res.status).toBe(201);
     return ((await res.json()) as { token: string }).token;
   };
-  viewerToken = await mk("ci-viewer", "viewer");
-  operatorToken = await mk("ci-operator", "operator");
+  viewerToken = await mk("ci-viewer", "read");
+  operatorToken = await mk("ci-operator", "operate");
   ids.token = Number((await tdb.pool.query("SELECT id FROM api_tokens WHERE name = 'ci-viewer'")).rows[0].id);
   const s = await makeSchedule(tdb.db, { name: ids.schedule });
   ids.run = (await makeRun(tdb.db, { scheduleId: s.id, state: "dead", attempts: 6 })).id;
@@ -70,7 +70,7 @@ const LOOPBACK_GET: Record<string, { query?: string; expect: (body: Json, res: R
   audit: { expect: (b) => expect(b).toMatchObject({ entries: expect.arrayContaining([expect.objectContaining({ action: "token.create" })]) }) },
   charts: { query: "?window=1h&schedule=x", expect: (b) => expect(b).toMatchObject({ window: "1h", series: [{ name: "x" }] }) },
   handlers: { expect: (b) => expect((b.handlers as { name: string }[]).map((h) => h.name)).toEqual(expect.arrayContaining(["noop", "http", "sleep"])) },
-  me: { expect: (b) => expect(b).toEqual({ actor: { name: "local", kind: "local", role: "operator" }, access: "loopback-only" }) },
+  me: { expect: (b) => expect(b).toEqual({ actor: { name: "local", kind: "local", role: "admin", scope: "admin", scheduleTags: null }, access: "loopback-only" }) },
   metrics: {
     expect: (_b, res) => {
       expect(res.headers.get("content-type")).toContain("text/plain");
@@ -135,7 +135,7 @@ describe("tokens", () => {
   it("work from anywhere until revoked, and are never listed with their secret", async () => {
     const remote = { [PEER_HEADER]: "203.0.113.7", authorization: `Bearer ${operatorToken}` };
     const me = await call("me", "GET", remote);
-    expect(await me.json()).toEqual({ actor: { name: "token:ci-operator", kind: "token", role: "operator" }, access: "loopback-only" });
+    expect(await me.json()).toEqual({ actor: { name: "token:ci-operator", kind: "token", role: "operator", scope: "operate", scheduleTags: null }, access: "loopback-only" });
 
     const list = await call("tokens", "GET", {});
     const text = await list.text();
@@ -143,8 +143,9 @@ describe("tokens", () => {
     const id = (JSON.parse(text) as { tokens: { id: number; name: string; lastUsedAt: string | null }[] }).tokens.find((t) => t.name === "ci-operator")!;
     expect(id.lastUsedAt).not.toBeNull();
 
-    // A token cannot mint or revoke tokens.
-    expect((await call("tokens", "POST", { ...remote, "content-type": "application/json" }, JSON.stringify({ name: "x", role: "viewer" }))).status).toBe(403);
+    // An operate token can neither mint nor list tokens.
+    expect((await call("tokens", "POST", { ...remote, "content-type": "application/json" }, JSON.stringify({ name: "x", scope: "read" }))).status).toBe(403);
+    expect((await call("tokens", "GET", remote)).status).toBe(403);
 
     const revoke = MODULES["./tokens/[id]/revoke/route.ts"].POST as Handler;
     const res = await revoke(new Request(`http://localhost/api/tokens/${id.id}/revoke`, { method: "POST", headers: { origin: "http://localhost" } }), { params: Promise.resolve({ id: String(id.id) }) });
@@ -153,11 +154,15 @@ describe("tokens", () => {
     expect(after.status).toBe(401);
   });
 
-  it("refuses unknown fields and bad roles", async () => {
+  it("refuses unknown fields, bad scopes, tags and expiry", async () => {
     const bad = async (body: unknown) => (await call("tokens", "POST", { "content-type": "application/json" }, JSON.stringify(body))).json() as Promise<{ error: { field?: string } }>;
-    expect((await bad({ name: "a", role: "viewer", admin: true })).error.field).toBe("admin");
-    expect((await bad({ name: "a", role: "root" })).error.field).toBe("role");
-    expect((await bad({ name: "", role: "viewer" })).error.field).toBe("name");
+    expect((await bad({ name: "a", scope: "read", admin: true })).error.field).toBe("admin");
+    expect((await bad({ name: "a", scope: "root" })).error.field).toBe("scope");
+    expect((await bad({ name: "a", scope: "read", role: "viewer" })).error.field).toBe("role");
+    expect((await bad({ name: "", scope: "read" })).error.field).toBe("name");
+    expect((await bad({ name: "a", scope: "read", scheduleTags: ["has space"] })).error.field).toBe("scheduleTags");
+    expect((await bad({ name: "a", scope: "read", expiresAt: "tomorrow" })).error.field).toBe("expiresAt");
+    expect((await bad({ name: "a", scope: "read", expiresAt: "2001-01-01T00:00:00Z" })).error.field).toBe("expiresAt");
   });
 });
 

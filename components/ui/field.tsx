@@ -8,7 +8,7 @@ export const inputClass =
  * A labelled form field with a hint and an inline error. The control must carry `id={id}`,
  * `aria-invalid` and `aria-describedby={`${id}-error`}` so screen readers read the error.
  */
-export function Field({ id, label, hint, error, children, className = "" }: { id: string; label: string; hint?: ReactNode; error?: string; children: ReactNode; className?: string }) {
+export function Field({ id, label, hint, error, warning, children, className = "" }: { id: string; label: string; hint?: ReactNode; error?: string; warning?: string; children: ReactNode; className?: string }) {
   return (
     <div className={className}>
       <label htmlFor={id} className="mb-1 block text-sm font-medium text-slate-800">
@@ -19,7 +19,13 @@ export function Field({ id, label, hint, error, children, className = "" }: { id
         <p id={`${id}-error`} role="alert" data-testid={`error-${id}`} className="mt-1 text-xs text-red-700">
           {error}
         </p>
-      ) : hint ? (
+      ) : null}
+      {warning ? (
+        <p id={`${id}-warning`} role="status" data-testid={`warning-${id}`} className="mt-1 rounded border border-amber-300 bg-amber-50 px-2 py-1 text-xs text-amber-900">
+          {warning}
+        </p>
+      ) : null}
+      {!error && hint ? (
         <p id={`${id}-hint`} className="mt-1 text-xs text-slate-500">
           {hint}
         </p>

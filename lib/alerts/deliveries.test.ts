@@ -11,6 +11,9 @@ import { sampleMessage } from "./message";
 import { sendToChannel, type SendContext } from "./send";
 import { parseSmtpUrl } from "./smtp";
 
+// The receivers below listen on loopback, which the outbound address policy refuses unless opened.
+process.env.SLOTKEEPER_OUTBOUND_ALLOW = "127.0.0.1,::1,localhost";
+
 const t = setupTestDatabase({ poolSize: 4 });
 let ok: Awaited<ReturnType<typeof startReceiver>>;
 let broken: Awaited<ReturnType<typeof startReceiver>>;

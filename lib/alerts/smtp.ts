@@ -6,6 +6,7 @@
  */
 import net from "node:net";
 import tls from "node:tls";
+import { allowedAddresses, bareHost, getOutboundPolicy, type OutboundPolicy } from "../security/outbound";
 
 export type SmtpConfig = { host: string; port: number; secure: boolean; user?: string; password?: string; from: string };
 
@@ -87,11 +88,17 @@ class Conversation {
   }
 }
 
-function connect(cfg: SmtpConfig): Promise<net.Socket> {
+/**
+ * Connect under the outbound address policy: the SMTP host is resolved once through the policy
+ * and the socket goes to that checked address (TLS still verifies the certificate for the name).
+ */
+async function connect(cfg: SmtpConfig, policy: OutboundPolicy): Promise<net.Socket> {
+  const [{ address }] = await allowedAddresses(policy, cfg.host);
   return new Promise((resolve, reject) => {
+    const servername = net.isIP(bareHost(cfg.host)) ? undefined : cfg.host;
     const socket = cfg.secure
-      ? tls.connect({ host: cfg.host, port: cfg.port, servername: cfg.host }, () => resolve(socket))
-      : net.connect({ host: cfg.host, port: cfg.port }, () => resolve(socket));
+      ? tls.connect({ host: address, port: cfg.port, servername }, () => resolve(socket))
+      : net.connect({ host: address, port: cfg.port }, () => resolve(socket));
     socket.once("error", reject);
   });
 }
@@ -122,8 +129,8 @@ function body(cfg: SmtpConfig, mail: Mail): string {
 }
 
 /** Send one plain-text mail; rejects with the server's reply on any refusal, or after `timeoutMs`. */
-export async function sendMail(cfg: SmtpConfig, mail: Mail, opts: { timeoutMs: number; heloName?: string }): Promise<void> {
-  const socket = await connect(cfg);
+export async function sendMail(cfg: SmtpConfig, mail: Mail, opts: { timeoutMs: number; heloName?: string; policy?: OutboundPolicy }): Promise<void> {
+  const socket = await connect(cfg, opts.policy ?? getOutboundPolicy());
   const timer = setTimeout(() => socket.destroy(new Error(`SMTP timed out after ${opts.timeoutMs} ms`)), opts.timeoutMs);
   const c = new Conversation(socket);
   const helo = opts.heloName ?? "slotkeeper.localhost";

@@ -1,12 +1,22 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import type { Role } from "../auth/scopes";
 import { maskSecrets } from "../security/mask";
 
 /** Who made a change: a console user, an API token, a loopback request, or the system itself. */
-export type Actor = { name: string; kind: "user" | "token" | "local" | "system"; role: "viewer" | "operator" };
+export type Actor = {
+  name: string;
+  kind: "user" | "token" | "local" | "system";
+  /** What it may do (lib/auth/scopes.ts); a token's scope appears as the matching role. */
+  role: Role;
+  /** Set for a tag-restricted token: it sees and changes only schedules with at least one of these tags. */
+  scheduleTags?: string[];
+  /** For a token: which one, and when it expires (a token mints no token outliving itself). */
+  token?: { id: number; expiresAt: string | null };
+};
 
 /** The actor for changes made by Slotkeeper itself (workers, scripts). */
-export const SYSTEM_ACTOR: Actor = { name: "system", kind: "system", role: "operator" };
+export const SYSTEM_ACTOR: Actor = { name: "system", kind: "system", role: "admin" };
 
 /** Anything that can run a statement: the db, or a transaction inside `db.transaction`. */
 type Executor = Pick<Db, "execute">;

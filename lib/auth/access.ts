@@ -1,6 +1,6 @@
 import type { Actor } from "../audit/record";
 import { AppError } from "../errors";
-import { clientAddress, isLoopbackHost } from "./client-address";
+import { clientAddress, isLoopbackHost, OUTBOUND_REFUSAL } from "./client-address";
 import { readCookie, SESSION_COOKIE, verifySession } from "./session";
 import type { AccessSettings } from "./settings";
 
@@ -13,8 +13,12 @@ export type Access = { actor: Actor; credential: Credential };
 /** Looks a bearer token up (lib/auth/tokens.ts findTokenActor, bound to the database). */
 export type TokenLookup = (token: string) => Promise<Actor | null>;
 
-/** The local operator: whoever can reach the loopback interface when no credentials exist. */
-export const LOCAL_ACTOR: Actor = { name: "local", kind: "local", role: "operator" };
+/**
+ * The local operator: whoever can reach the loopback interface when no credentials exist — a
+ * person at this machine, and never Slotkeeper's own outbound requests (OUTBOUND_MARKER). The
+ * installation's admin until accounts exist.
+ */
+export const LOCAL_ACTOR: Actor = { name: "local", kind: "local", role: "admin" };
 
 /** What a refused client is told: how to get in. */
 export const LOOPBACK_ONLY_MESSAGE =
@@ -32,6 +36,8 @@ export function requestHost(req: Request, settings: Pick<AccessSettings, "trustP
 /** Whether a loopback-only console may serve this request; the refusal reason when not. */
 export function loopbackRefusal(req: Request, settings: AccessSettings): string | null {
   const client = clientAddress(req.headers, settings);
+  // Said first, so it survives wherever a caller keeps only the start of the answer (a run's error).
+  if (client.reason === OUTBOUND_REFUSAL) return `Refused: ${OUTBOUND_REFUSAL}.`;
   if (!client.loopback) return `${LOOPBACK_ONLY_MESSAGE}${client.reason ? ` (${client.reason})` : client.address ? ` (your address: ${client.address})` : ""}`;
   // DNS rebinding: a page on evil.example that re-points its name at 127.0.0.1 reaches us from
   // loopback, but its requests carry Host: evil.example.

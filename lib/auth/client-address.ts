@@ -7,10 +7,26 @@
  * FORWARDED_HEADER. This module turns those facts into a decision.
  */
 
+import ipaddr from "ipaddr.js";
+
 /** The socket's remote address, stamped by the peer hook; a client cannot set it. */
 export const PEER_HEADER = "x-slotkeeper-peer";
 /** The X-Forwarded-For the request arrived with (before Next adds its own), stamped by the hook. */
 export const FORWARDED_HEADER = "x-slotkeeper-forwarded-for";
+
+/**
+ * The header every request Slotkeeper itself sends carries (lib/security/outbound-request.ts sets
+ * it after the caller's headers, so a schedule's payload cannot remove it). A marked request is
+ * never the local operator, whatever address it comes from: a schedule or channel pointed at the
+ * console's own API must not act as the person at this machine. Anyone may send it; it only takes
+ * privilege away.
+ */
+export const OUTBOUND_MARKER = "slotkeeper-outbound";
+
+/** Why a marked request is refused as the local operator. */
+export const OUTBOUND_REFUSAL =
+  "the request was sent by Slotkeeper itself (an http schedule or an alert channel), and Slotkeeper's own requests never act as the local operator; " +
+  "send an API token in its Authorization header if a schedule must call this API";
 
 export type ClientAddress = {
   /** The client's IP address, or null when it cannot be known (in-process calls, missing hook). */
@@ -27,10 +43,13 @@ export function normalizeAddress(a: string): string {
   return t.toLowerCase().startsWith("::ffff:") && t.includes(".") ? t.slice(7) : t.toLowerCase();
 }
 
-/** Whether an IP address belongs to the loopback interface (127.0.0.0/8 or ::1). */
+/** Whether an IP address (socket or Host spelling) belongs to the loopback interface: 127.0.0.0/8, ::1, or either mapped. Parsed by ipaddr.js. */
 export function isLoopbackAddress(a: string): boolean {
-  const n = normalizeAddress(a);
-  return n === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(n);
+  const t = a.trim().replace(/^\[|\]$/g, "");
+  // Only strict spellings: a Host header of "127.1" or "0x7f.1" is a name to us, as it is to DNS.
+  if (!ipaddr.IPv6.isValid(t) && !ipaddr.IPv4.isValidFourPartDecimal(t)) return false;
+  const parsed = ipaddr.process(t);
+  return parsed.range() === "loopback";
 }
 
 /** Whether a Host header names this machine's loopback (localhost, *.localhost, 127.x, [::1]). */
@@ -52,6 +71,7 @@ function insideNextServer(): boolean {
  */
 export function clientAddress(headers: Headers, opts: { trustProxy: boolean; insideServer?: boolean }): ClientAddress {
   const peer = headers.get(PEER_HEADER);
+  if (headers.has(OUTBOUND_MARKER)) return { address: peer ? normalizeAddress(peer) : null, loopback: false, reason: OUTBOUND_REFUSAL };
   if (!peer) {
     if (opts.insideServer ?? insideNextServer()) return { address: null, loopback: false, reason: "the client address is unknown (the peer hook in instrumentation.ts did not run)" };
     // A handler called in-process (tests, scripts) has no network peer at all.

@@ -1,10 +1,11 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { ROLES, type Role } from "./scopes";
 
 /** Name of the console's session cookie. */
 export const SESSION_COOKIE = "sk_session";
 
 /** What a session cookie says: who, which role, until when (ms since the epoch). */
-export type Session = { user: string; role: "viewer" | "operator"; expiresAtMs: number };
+export type Session = { user: string; role: Role; expiresAtMs: number };
 
 const b64 = (b: Buffer | string) => Buffer.from(b).toString("base64url");
 
@@ -32,9 +33,9 @@ export function verifySession(value: string | undefined | null, secret: Buffer, 
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   try {
     const p = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as { u?: unknown; r?: unknown; e?: unknown };
-    if (typeof p.u !== "string" || (p.r !== "viewer" && p.r !== "operator") || typeof p.e !== "number") return null;
+    if (typeof p.u !== "string" || !(ROLES as readonly unknown[]).includes(p.r) || typeof p.e !== "number") return null;
     if (p.e <= nowMs) return null;
-    return { user: p.u, role: p.r, expiresAtMs: p.e };
+    return { user: p.u, role: p.r as Role, expiresAtMs: p.e };
   } catch {
     return null;
   }

@@ -5,7 +5,14 @@ import { fetchJson } from "./api";
 
 /** Who the console is signed in as, and how access is configured (GET /api/me). */
 export type Me = {
-  actor: { name: string; kind: "user" | "token" | "local" | "system"; role: "viewer" | "operator" };
+  actor: {
+    name: string;
+    kind: "user" | "token" | "local" | "system";
+    role: "viewer" | "operator" | "admin";
+    scope: "read" | "operate" | "admin";
+    /** Set for a tag-restricted token. */
+    scheduleTags: string[] | null;
+  };
   access: "loopback-only" | "credentials";
 };
 
@@ -24,5 +31,11 @@ export function useMe() {
 
 /** Whether the current user may change things; false until that is known, so buttons never flash on. */
 export function useCanOperate(): boolean {
-  return useMe().data?.actor.role === "operator";
+  const role = useMe().data?.actor.role;
+  return role === "operator" || role === "admin";
+}
+
+/** Whether the current user may manage API tokens (the admin role). */
+export function useIsAdmin(): boolean {
+  return useMe().data?.actor.role === "admin";
 }

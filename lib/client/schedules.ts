@@ -57,9 +57,11 @@ export const timingPreviewQuery = (t: TimingParams) =>
 /** The body the form sends (the design's schedule body; PATCH adds `version`). */
 export type ScheduleBody = Record<string, unknown>;
 
-export const createSchedule = (body: ScheduleBody) => fetchJson<{ schedule: Schedule }>("/api/schedules", { method: "POST", json: body });
-export const patchSchedule = (name: string, body: ScheduleBody & { version: number }) =>
-  fetchJson<{ schedule: Schedule }>(path(name), { method: "PATCH", json: body });
+/** A save's answer: the schedule, and warnings that did not stop the save (e.g. an outbound-policy note on `payload.url`). */
+export type SaveResult = { schedule: Schedule; warnings?: { field: string; message: string }[] };
+
+export const createSchedule = (body: ScheduleBody) => fetchJson<SaveResult>("/api/schedules", { method: "POST", json: body });
+export const patchSchedule = (name: string, body: ScheduleBody & { version: number }) => fetchJson<SaveResult>(path(name), { method: "PATCH", json: body });
 export const deleteSchedule = (name: string, keepHistory: boolean) =>
   fetchJson<unknown>(`${path(name)}?history=${keepHistory ? "keep" : "delete"}`, { method: "DELETE" });
 export const pauseSchedule = (name: string) => fetchJson<unknown>(`${path(name)}/pause`, { method: "POST", json: {} });

@@ -13,7 +13,7 @@ export const tokensQuery = queryOptions({
 });
 
 /** Create a token; the answer holds the secret, which is never shown again. */
-export const createToken = (input: { name: string; role: "viewer" | "operator" }) =>
+export const createToken = (input: { name: string; scope: TokenView["scope"]; expiresAt?: string | null; scheduleTags?: string[] }) =>
   fetchJson<{ token: string; tokenInfo: TokenView }>("/api/tokens", { method: "POST", json: input });
 
 /** Revoke a token; it stops working at once. */

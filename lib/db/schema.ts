@@ -73,9 +73,13 @@ export const schedules = pgTable(
      * so no writer supplies it and none can get it wrong; it is never null once a row is stored.
      */
     settingsId: bigint("settings_id", { mode: "number" }),
+    /** Labels for grouping and for API tokens restricted to schedules with given tags. */
+    tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
   },
   (t) => [
     uniqueIndex("schedules_name_live_key").on(t.name).where(sql`deleted_at IS NULL`),
+    // A tag-restricted token's lists: schedules whose tags overlap the token's (tags && $1).
+    index("schedules_tags_idx").using("gin", t.tags),
     // The tick's query: due schedules of one partition, oldest high-water first.
     index("schedules_tick_idx").on(t.partition, t.nextSlotAt).where(sql`enabled AND deleted_at IS NULL`),
     check("schedules_timing_one_of", sql`(cron IS NULL) <> (every_seconds IS NULL)`),
@@ -353,16 +357,25 @@ export const auditLog = pgTable(
 );
 
 /** API tokens for automation, stored as hashes; the secret is shown once. */
-export const apiTokens = pgTable("api_tokens", {
-  id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
-  name: text("name").notNull(),
-  role: text("role").notNull(),
-  tokenHash: text("token_hash").notNull().unique(),
-  createdBy: text("created_by").notNull(),
-  createdAt: ts("created_at").notNull().defaultNow(),
-  lastUsedAt: ts("last_used_at"),
-  revokedAt: ts("revoked_at"),
-});
+export const apiTokens = pgTable(
+  "api_tokens",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    name: text("name").notNull(),
+    /** What the token may do: read, operate or admin (lib/auth/scopes.ts). */
+    scope: text("scope").notNull().default("read"),
+    /** When it stops working by itself; null: until revoked. */
+    expiresAt: ts("expires_at"),
+    /** When non-empty, the token sees and changes only schedules with at least one of these tags. */
+    scheduleTags: text("schedule_tags").array().notNull().default(sql`'{}'::text[]`),
+    tokenHash: text("token_hash").notNull().unique(),
+    createdBy: text("created_by").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    lastUsedAt: ts("last_used_at"),
+    revokedAt: ts("revoked_at"),
+  },
+  () => [check("api_tokens_scope_known", sql`scope IN ('read', 'operate', 'admin')`)],
+);
 
 /** Notification channels (webhook, slack, email). */
 export const alertChannels = pgTable("alert_channels", {

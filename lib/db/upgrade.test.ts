@@ -22,10 +22,14 @@ import { migrateDatabase, migrationsFolder } from "./migrate";
 /** The journal entries of the released schema this test upgrades from: 0000 to 0009. */
 const RELEASED = 10;
 
-/** Columns a later migration removed, with what they held in the released schema (checked below). */
-const DROPPED_COLUMNS: Record<string, { why: string; heldOnlyNull: true }> = {
+/**
+ * Columns a later migration removed, with what they held in the released schema (checked below):
+ * nothing at all, or values moved into another column of the same row by a fixed map.
+ */
+const DROPPED_COLUMNS: Record<string, { why: string; heldOnlyNull: true } | { why: string; movedTo: string; map: Record<string, string> }> = {
   "runs.lease_owner": { why: "the lease lives in run_queue since 0006; nothing read it", heldOnlyNull: true },
   "runs.lease_expires_at": { why: "the lease lives in run_queue since 0006; nothing read it", heldOnlyNull: true },
+  "api_tokens.role": { why: "a token's scope (read | operate | admin) replaced its role in 0014", movedTo: "scope", map: { viewer: "read", operator: "operate" } },
 };
 
 /** A migrations folder holding only the first `n` entries of the journal. */
@@ -111,7 +115,7 @@ async function writeReleasedData(db: pg.Pool) {
   await db.query(`INSERT INTO partition_leases (partition, owner, lease_expires_at, token) SELECT g, 'w2', '2030-01-01T10:00:10Z', 3 FROM generate_series(0, 15) g`);
   await db.query(`INSERT INTO audit_log (at, actor, actor_kind, action, target_type, target_id, schedule_id, before, after)
     VALUES ('2029-12-02T00:00:00Z', 'alice', 'session', 'schedule.update', 'schedule', 'hourly-report', $1, '{"leaseSeconds": 30}', '{"leaseSeconds": 60}')`, [report]);
-  await db.query(`INSERT INTO api_tokens (name, role, token_hash, created_by, created_at) VALUES ('ci', 'operator', 'sha256:abc', 'alice', '2029-12-01T00:00:00Z')`);
+  await db.query(`INSERT INTO api_tokens (name, role, token_hash, created_by, created_at) VALUES ('ci', 'operator', 'sha256:abc', 'alice', '2029-12-01T00:00:00Z'), ('dash', 'viewer', 'sha256:def', 'alice', '2029-12-02T00:00:00Z')`);
   await db.query(`INSERT INTO alert_channels (name, kind, config) VALUES ('ops', 'webhook', '{"url": "https://example.test/alerts"}')`);
   await db.query(`INSERT INTO alert_states (schedule_id, rule, firing, since) VALUES ($1, 'failing', true, '2030-01-01T09:20:01Z')`, [report]);
   await db.query(`INSERT INTO alert_events (schedule_id, schedule_name, rule, kind, at, details) VALUES ($1, 'hourly-report', 'failing', 'firing', '2030-01-01T09:20:05Z', '{"deadRuns": 1}')`, [report]);
@@ -176,7 +180,11 @@ describe("upgrading a database of the released schema", () => {
       for (const c of b.columns.filter((c) => !a.columns.includes(c))) {
         const dropped = DROPPED_COLUMNS[`${rel}.${c}`];
         if (!dropped) lost.push(`${rel}.${c}: the column is gone (add it to DROPPED_COLUMNS with the reason if nothing read it)`);
-        else if (b.rows.some((r) => r[c] !== null)) lost.push(`${rel}.${c}: dropped while it held values`);
+        else if ("movedTo" in dropped) {
+          b.rows.forEach((r, i) => {
+            if (a.rows[i]?.[dropped.movedTo] !== dropped.map[String(r[c])]) lost.push(`${rel}.${c}: row ${i} held ${String(r[c])}, ${dropped.movedTo} reads ${String(a.rows[i]?.[dropped.movedTo])}`);
+          });
+        } else if (b.rows.some((r) => r[c] !== null)) lost.push(`${rel}.${c}: dropped while it held values`);
       }
       expect(project(a.rows, kept), `${rel}: rows on the columns it kept`).toEqual(project(b.rows, kept));
     }

@@ -2,7 +2,11 @@ import type { Db } from "../db/client";
 import { loadConfig, type Config } from "../config";
 import { AppError } from "../errors";
 import type { Schedule } from "../db/schema";
+import { outboundUrlWarning } from "../security/outbound";
 import { toScheduleViewsWithHealth } from "./queries";
+
+/** Something worth knowing about a saved input that did not stop the save, beside the field it concerns. */
+export type FieldWarning = { field: string; message: string };
 
 let config: Config | undefined;
 
@@ -21,8 +25,20 @@ export function nameParam(raw: string): string {
   }
 }
 
-/** `{ schedule }`: one schedule as the API shows it, with its health. */
-export async function scheduleResponse(db: Db, row: Schedule, status = 200): Promise<Response> {
+/**
+ * Warnings for a saved schedule: an `http` schedule whose URL the outbound address policy refuses
+ * from this process. Not a refusal: the workers run elsewhere, with their own network and
+ * SLOTKEEPER_OUTBOUND_ALLOW, and they check again on every attempt.
+ */
+export async function scheduleWarnings(row: Pick<Schedule, "handler" | "payload">): Promise<FieldWarning[]> {
+  const url = (row.payload as { url?: unknown } | null)?.url;
+  if (row.handler !== "http" || typeof url !== "string") return [];
+  const message = await outboundUrlWarning(url);
+  return message ? [{ field: "payload.url", message: `${message}. The schedule is saved; its runs will fail unless the workers allow this address.` }] : [];
+}
+
+/** `{ schedule }`: one schedule as the API shows it, with its health (and, after a save, `warnings`). */
+export async function scheduleResponse(db: Db, row: Schedule, status = 200, opts: { warn?: boolean } = {}): Promise<Response> {
   const [schedule] = await toScheduleViewsWithHealth(db, [row], webConfig().pollIntervalMs);
-  return Response.json({ schedule }, { status });
+  return Response.json(opts.warn ? { schedule, warnings: await scheduleWarnings(row) } : { schedule }, { status });
 }

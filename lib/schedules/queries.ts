@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, ilike, isNull, or, type SQL } from "drizzle-orm";
+import { and, arrayOverlaps, asc, eq, gt, ilike, isNull, or, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { schedules, type Schedule } from "../db/schema";
 import { AppError } from "../errors";
@@ -38,7 +38,14 @@ export async function scheduleIdsByName(db: Reader, name: string): Promise<numbe
 }
 
 /** Filters and keyset page for the schedule list; `cursor` is the last name of the previous page. */
-export type ListSchedulesOptions = { search?: string; enabled?: boolean; limit?: number; cursor?: string };
+export type ListSchedulesOptions = {
+  search?: string;
+  enabled?: boolean;
+  limit?: number;
+  cursor?: string;
+  /** Only schedules with at least one of these tags (a tag-restricted token's view). */
+  anyTags?: string[];
+};
 
 /** Live schedules ordered by name, keyset-paginated: `nextCursor` is null on the last page. */
 export async function listSchedules(db: Reader, o: ListSchedulesOptions = {}): Promise<{ schedules: Schedule[]; nextCursor: string | null }> {
@@ -46,6 +53,7 @@ export async function listSchedules(db: Reader, o: ListSchedulesOptions = {}): P
   const where: (SQL | undefined)[] = [isNull(schedules.deletedAt)];
   if (o.enabled !== undefined) where.push(eq(schedules.enabled, o.enabled));
   if (o.cursor !== undefined) where.push(gt(schedules.name, o.cursor));
+  if (o.anyTags) where.push(arrayOverlaps(schedules.tags, o.anyTags));
   if (o.search) {
     const pattern = `%${o.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     where.push(or(ilike(schedules.name, pattern), ilike(schedules.handler, pattern), ilike(schedules.description, pattern)));

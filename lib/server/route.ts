@@ -3,6 +3,7 @@ import { AppError, toResponse } from "../errors";
 import type { Actor } from "../audit/record";
 import { resolveAccess, type Access } from "../auth/access";
 import { getAccessSettings } from "../auth/settings";
+import { scopeCovers, scopeOfRole, scopeRefusal, type Scope } from "../auth/scopes";
 import { findTokenActor } from "../auth/tokens";
 import { checkMutationRequest } from "../security/csrf";
 import { isNulRejection } from "../db/sql-errors";
@@ -26,14 +27,25 @@ export async function resolveActor(req: Request): Promise<Actor> {
   return (await resolveRequestAccess(req)).actor;
 }
 
-function wrap<P>(needs: "viewer" | "operator", fn: Handler<P>) {
+/** What a route needs beyond its scope. */
+export type RouteOptions = {
+  /**
+   * The route applies a tag-restricted token's restriction itself (lib/server/tag-scope.ts), or
+   * shows nothing about schedules; other routes refuse such a token, as they would show or change
+   * schedules it may not see.
+   */
+  tagAware?: boolean;
+};
+
+function wrap<P>(needs: Scope, mutating: boolean, fn: Handler<P>, opts: RouteOptions = {}) {
   return async (req: Request, ctx: RouteContext<P>): Promise<Response> => {
     try {
       const access = await resolveRequestAccess(req);
-      if (needs === "operator") {
-        // Cross-site checks come before the role check: a forged request learns nothing about roles.
-        checkMutationRequest(req, access.credential, getAccessSettings());
-        if (access.actor.role !== "operator") throw new AppError("forbidden", "this action needs the operator role");
+      // Cross-site checks come before the scope check: a forged request learns nothing about roles.
+      if (mutating) checkMutationRequest(req, access.credential, getAccessSettings());
+      if (!scopeCovers(scopeOfRole(access.actor.role), needs)) throw new AppError("forbidden", scopeRefusal(needs));
+      if (access.actor.scheduleTags && !opts.tagAware) {
+        throw new AppError("forbidden", `this token is restricted to schedules tagged ${access.actor.scheduleTags.join(", ")}, and ${new URL(req.url).pathname} is not about those schedules alone`);
       }
       return withNoStore(await fn(req, ctx, access.actor));
     } catch (err) {
@@ -54,22 +66,63 @@ function withNoStore(res: Response): Response {
   return res;
 }
 
-/** A read-only route: any authenticated caller (viewer or operator). */
-export function route<P = Record<string, string>>(fn: Handler<P>) {
-  return wrap("viewer", fn);
+/** A read-only route: any authenticated caller (the `read` scope). */
+export function route<P = Record<string, string>>(fn: Handler<P>, opts?: RouteOptions) {
+  return wrap("read", false, fn, opts);
 }
 
-/** A state-changing route: operators only, same-origin (or a bearer token), JSON or no body; the handler gets the actor to record in the audit log. */
-export function mutation<P = Record<string, string>>(fn: Handler<P>) {
-  return wrap("operator", fn);
+/** A state-changing route: the `operate` scope, same-origin (or a bearer token), JSON or no body; the handler gets the actor to record in the audit log. */
+export function mutation<P = Record<string, string>>(fn: Handler<P>, opts?: RouteOptions) {
+  return wrap("operate", true, fn, opts);
 }
 
-/** Parse a JSON request body, refusing non-JSON content types and malformed JSON with a 4xx. */
-export async function readJson(req: Request, maxBytes = 1024 * 1024): Promise<unknown> {
+/** A read-only route for admins only (the `admin` scope), e.g. the list of API tokens. */
+export function adminRoute<P = Record<string, string>>(fn: Handler<P>) {
+  return wrap("admin", false, fn);
+}
+
+/** A state-changing route for admins only (the `admin` scope): minting and revoking API tokens. */
+export function adminMutation<P = Record<string, string>>(fn: Handler<P>) {
+  return wrap("admin", true, fn);
+}
+
+/** The largest body any route reads unless it says otherwise. */
+export const DEFAULT_BODY_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Read a request body as text, refusing it with 413 as soon as it is known to be larger than
+ * `maxBytes`: at once when Content-Length says so, otherwise while reading, counting bytes as
+ * they arrive, so at most one network chunk past the limit is ever held. Every route reads its
+ * body here (through readJson). Next.js hands route handlers the socket's stream as it arrives
+ * (proxy.ts does not run for /api, so Next does not buffer the body for it first).
+ */
+export async function readBodyText(req: Request, maxBytes = DEFAULT_BODY_LIMIT_BYTES): Promise<string> {
+  const tooLarge = () => new AppError("too_large", `the request body is larger than ${maxBytes} bytes`, "body");
+  const declared = req.headers.get("content-length");
+  if (declared !== null && /^\d+$/.test(declared.trim()) && Number(declared) > maxBytes) throw tooLarge();
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > maxBytes) {
+      // Stop reading and answer; releasing (not cancelling) keeps the socket open for the 413.
+      reader.releaseLock();
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** Parse a JSON request body, refusing non-JSON content types, bodies over `maxBytes` (413) and malformed JSON with a 4xx. */
+export async function readJson(req: Request, maxBytes = DEFAULT_BODY_LIMIT_BYTES): Promise<unknown> {
   const type = req.headers.get("content-type") ?? "";
   if (!type.toLowerCase().startsWith("application/json")) throw new AppError("invalid", "the request body must be JSON (content-type: application/json)", "body");
-  const text = await req.text();
-  if (Buffer.byteLength(text) > maxBytes) throw new AppError("too_large", `the request body is larger than ${maxBytes} bytes`, "body");
+  const text = await readBodyText(req, maxBytes);
   if (!text.trim()) return {};
   let body: unknown;
   try {

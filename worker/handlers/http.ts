@@ -1,5 +1,7 @@
 import { BUILTIN_HANDLERS } from "../../lib/handlers/known";
 import { defineHandler, NonRetryableError } from "../../lib/handlers/types";
+import { isOutboundRefusal } from "../../lib/security/outbound";
+import { outboundRequest, type OutboundResponse } from "../../lib/security/outbound-request";
 
 const info = BUILTIN_HANDLERS.find((h) => h.name === "http")!;
 
@@ -12,6 +14,8 @@ const RETRYABLE_STATUS = (status: number) => status === 408 || status === 429 ||
 /**
  * Calls payload.url with Idempotency-Key and X-Fencing-Token headers, the timeout tied to the
  * attempt's signal. 2xx succeeds; 408/429/5xx and network errors retry; other 4xx are permanent.
+ * The call goes through the outbound address policy (lib/security/outbound-request.ts): an address
+ * it refuses, on the first hop or after a redirect, fails the attempt as non-retryable.
  */
 export const httpHandler = defineHandler<HttpPayload>({
   ...info,
@@ -34,14 +38,15 @@ export const httpHandler = defineHandler<HttpPayload>({
       "Idempotency-Key": ctx.idempotencyKey,
       "X-Fencing-Token": String(ctx.fencingToken),
     };
-    let res: Response;
+    let res: OutboundResponse;
     try {
-      res = await fetch(url, { method, headers, body, signal });
+      res = await outboundRequest(url, { method, headers, body, signal, sender: "http-handler" });
     } catch (err) {
+      if (isOutboundRefusal(err)) throw err;
       // Network errors and timeouts retry; the worker's own abort is reported by the worker.
       throw new Error(`http ${method} ${url.origin}${url.pathname}: ${signal.aborted && !ctx.signal.aborted ? `timed out after ${timeoutMs} ms` : (err as Error).message}`, { cause: err });
     }
-    const text = await res.text().catch(() => "");
+    const text = res.text;
     const summary = `http ${method} ${url.origin}${url.pathname} → ${res.status}${text ? `: ${text.slice(0, 300)}` : ""}`;
     if (res.ok) return { status: res.status };
     if (RETRYABLE_STATUS(res.status)) throw new Error(summary);

@@ -9,6 +9,9 @@ import { startAlertLoop } from "./alerts";
 import { startDeliveryLoop } from "./deliveries";
 import type { Loop } from "./loop";
 
+// The receivers below listen on loopback, which the outbound address policy refuses unless opened.
+process.env.SLOTKEEPER_OUTBOUND_ALLOW = "127.0.0.1,::1,localhost";
+
 const t = setupTestDatabase({ poolSize: 2 });
 let receiver: Awaited<ReturnType<typeof startReceiver>>;
 let dbs: Db[];

@@ -7,6 +7,9 @@ import { setupTestDatabase } from "@/lib/testing/db";
 import { makeRun, makeSchedule } from "@/lib/testing/factories";
 import { startReceiver } from "@/lib/testing/receiver";
 
+// The receivers below listen on loopback, which the outbound address policy refuses unless opened.
+process.env.SLOTKEEPER_OUTBOUND_ALLOW = "127.0.0.1,::1,localhost";
+
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 const t = setupTestDatabase({ poolSize: 4, reset: false, routes: true });
 let receiver: Awaited<ReturnType<typeof startReceiver>>;

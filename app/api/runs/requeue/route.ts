@@ -3,6 +3,7 @@ import { AppError } from "@/lib/errors";
 import { requeueRuns } from "@/lib/runs/requeue";
 import { getDb } from "@/lib/server/db";
 import { mutation, readJson } from "@/lib/server/route";
+import { runIdsInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
@@ -12,5 +13,10 @@ const body = z.object({ ids: z.array(z.number().int().positive()).min(1).max(100
 export const POST = mutation(async (req, _ctx, actor) => {
   const parsed = body.safeParse(await readJson(req));
   if (!parsed.success) throw new AppError("invalid", "body must be { ids: [run ids, 1 to 1000 of them] }", "ids");
-  return Response.json(await requeueRuns(getDb(), parsed.data.ids, actor));
-});
+  const db = getDb();
+  // Runs out of a restricted token's reach are reported as missing, as if they did not exist.
+  const inReach = await runIdsInReach(db, actor, parsed.data.ids);
+  const r = await requeueRuns(db, inReach, actor);
+  const hidden = parsed.data.ids.filter((id) => !inReach.includes(id));
+  return Response.json(hidden.length ? { ...r, missing: [...r.missing, ...hidden] } : r);
+}, { tagAware: true });

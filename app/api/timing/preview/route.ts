@@ -17,4 +17,4 @@ export const GET = route(async (req) => {
   const input = { cron: p.get("cron"), everySeconds: p.get("everySeconds"), timezone: p.get("timezone"), count: p.get("count") };
   const preview = previewTiming(input, now);
   return Response.json({ ...preview, description: preview.error ? null : describeTiming(input) });
-});
+}, { tagAware: true });

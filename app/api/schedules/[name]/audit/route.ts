@@ -2,12 +2,14 @@ import { parseAuditQuery } from "@/lib/audit/filter";
 import { listAudit } from "@/lib/audit/queries";
 import { getDb } from "@/lib/server/db";
 import { route } from "@/lib/server/route";
+import { scheduleNameInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
 /** One schedule's audit entries, newest first (also those from before a rename or after a delete). */
-export const GET = route<{ name: string }>(async (req, { params }) => {
-  const { name } = await params;
+export const GET = route<{ name: string }>(async (req, { params }, actor) => {
+  const db = getDb();
+  const name = actor.scheduleTags ? await scheduleNameInReach(db, actor, (await params).name) : (await params).name;
   const filter = parseAuditQuery(new URL(req.url).searchParams);
-  return Response.json(await listAudit(getDb(), { ...filter, schedule: name }));
-});
+  return Response.json(await listAudit(db, { ...filter, schedule: name }));
+}, { tagAware: true });

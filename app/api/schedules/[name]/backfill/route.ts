@@ -1,9 +1,10 @@
 import { z } from "zod";
 import { AppError } from "@/lib/errors";
 import { backfillSchedule } from "@/lib/schedules/backfill";
-import { nameParam, webConfig } from "@/lib/schedules/http";
+import { webConfig } from "@/lib/schedules/http";
 import { getDb } from "@/lib/server/db";
 import { mutation, readJson } from "@/lib/server/route";
+import { scheduleNameInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
@@ -22,6 +23,7 @@ export const POST = mutation<{ name: string }>(async (req, { params }, actor) =>
   }
   const q = new URL(req.url).searchParams.get("dryRun");
   const dryRun = parsed.data.dryRun === true || q === "1" || q === "true";
-  const r = await backfillSchedule(getDb(), nameParam((await params).name), { ...parsed.data, dryRun }, actor, webConfig().backfillMaxRuns);
+  const db = getDb();
+  const r = await backfillSchedule(db, await scheduleNameInReach(db, actor, (await params).name), { ...parsed.data, dryRun }, actor, webConfig().backfillMaxRuns);
   return Response.json(dryRun ? { ...r, created: 0, wouldCreate: r.created } : r);
-});
+}, { tagAware: true });

@@ -1,14 +1,15 @@
 import { idempotencyKey } from "@/lib/runs/idempotency";
-import { nameParam } from "@/lib/schedules/http";
 import { runNow } from "@/lib/schedules/mutations";
 import { getDb } from "@/lib/server/db";
 import { mutation } from "@/lib/server/route";
+import { scheduleNameInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
 /** POST /api/schedules/{name}/run-now → { run: { id, scheduleId, scheduledFor, origin, state, idempotencyKey } } */
 export const POST = mutation<{ name: string }>(async (_req, { params }, actor) => {
-  const run = await runNow(getDb(), nameParam((await params).name), actor);
+  const db = getDb();
+  const run = await runNow(db, await scheduleNameInReach(db, actor, (await params).name), actor);
   const scheduledFor = new Date(run.scheduledFor);
   return Response.json({
     run: {
@@ -20,4 +21,4 @@ export const POST = mutation<{ name: string }>(async (_req, { params }, actor) =
       idempotencyKey: idempotencyKey(run.scheduleId, scheduledFor, run.origin, run.id),
     },
   });
-});
+}, { tagAware: true });
