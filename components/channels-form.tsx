@@ -2,6 +2,7 @@
 
 import { useState, type FormEvent } from "react";
 import type { ChannelInput, ChannelView } from "@/lib/client/alerts";
+import { parseTags } from "@/lib/client/schedule-form-values";
 import { Button } from "./ui/button";
 import { Field, inputClass } from "./ui/field";
 
@@ -25,6 +26,7 @@ export function ChannelForm({ onSubmit, smtpConfigured, initial, onCancel }: Pro
   const [name, setName] = useState(initial?.name ?? "");
   const [kind, setKind] = useState<ChannelInput["kind"]>(initial?.kind ?? "webhook");
   const [target, setTarget] = useState(initial ? (initial.kind === "email" ? (cfg.to ?? []).join(", ") : (cfg.url ?? "")) : "");
+  const [tags, setTags] = useState((initial?.tags ?? []).join(", "));
   const [error, setError] = useState<{ message: string; field?: string } | null>(null);
   const [busy, setBusy] = useState(false);
 
@@ -34,13 +36,14 @@ export function ChannelForm({ onSubmit, smtpConfigured, initial, onCancel }: Pro
     setError(null);
     const input: ChannelInput =
       kind === "email"
-        ? { name, kind, enabled: initial?.enabled ?? true, config: { to: target.split(",").map((s) => s.trim()).filter(Boolean) } }
-        : { name, kind, enabled: initial?.enabled ?? true, config: { url: target.trim() } };
+        ? { name, kind, enabled: initial?.enabled ?? true, tags: parseTags(tags), config: { to: target.split(",").map((s) => s.trim()).filter(Boolean) } }
+        : { name, kind, enabled: initial?.enabled ?? true, tags: parseTags(tags), config: { url: target.trim() } };
     try {
       await onSubmit(input);
       if (!initial) {
         setName("");
         setTarget("");
+        setTags("");
       }
     } catch (err) {
       setError({ message: err instanceof Error ? err.message : String(err), field: (err as { field?: string }).field });
@@ -75,13 +78,16 @@ export function ChannelForm({ onSubmit, smtpConfigured, initial, onCancel }: Pro
           placeholder={kind === "email" ? "ops@example.com, oncall@example.com" : "https://hooks.example.com/…"}
         />
       </Field>
+      <Field id={`${idp}-tags`} label="Only schedules tagged" hint="Empty: every schedule. Otherwise alerts of schedules carrying one of these tags (commas or spaces)." error={fieldError("tags")} className="md:col-span-3">
+        <input id={`${idp}-tags`} data-testid={`${idp}-tags`} className={inputClass} value={tags} onChange={(e) => setTags(e.target.value)} aria-invalid={Boolean(fieldError("tags"))} placeholder="billing, payments" spellCheck={false} />
+      </Field>
       <div className="flex gap-2 md:pt-6">
         <Button type="submit" variant="primary" disabled={busy} data-testid={initial ? "channel-save" : "channel-add"}>
           {initial ? "Save" : "Add channel"}
         </Button>
         {onCancel ? <Button onClick={onCancel}>Cancel</Button> : null}
       </div>
-      {error && !error.field?.match(/^(name|config)/) ? (
+      {error && !error.field?.match(/^(name|config|tags)/) ? (
         <p role="alert" className="text-sm text-red-700 md:col-span-4">
           {error.message}
         </p>

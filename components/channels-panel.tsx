@@ -3,6 +3,7 @@
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { channelsKey, channelsQuery, createChannel, deleteChannel, testChannel, updateChannel, type ChannelInput, type ChannelView } from "@/lib/client/alerts";
+import { TagList } from "./schedule-tags";
 import { ChannelForm } from "./channels-form";
 import { Badge } from "./ui/badge";
 import { Button } from "./ui/button";
@@ -25,7 +26,7 @@ export function ChannelsPanel() {
   const invalidate = () => qc.invalidateQueries({ queryKey: channelsKey });
   const create = useMutation({ mutationFn: createChannel, onSuccess: invalidate });
   const toggle = useMutation({
-    mutationFn: (c: ChannelView) => updateChannel(c.id, { name: c.name, kind: c.kind, config: c.config, enabled: !c.enabled } as ChannelInput),
+    mutationFn: (c: ChannelView) => updateChannel(c.id, { name: c.name, kind: c.kind, config: c.config, tags: c.tags, enabled: !c.enabled } as ChannelInput),
     onSuccess: invalidate,
   });
   const save = useMutation({
@@ -75,7 +76,10 @@ export function ChannelsPanel() {
                   const test = tests[c.id];
                   return [
                     <tr key={c.id} className="border-t border-slate-100 align-top" data-testid="channel-row">
-                      <td className="py-2 pr-4 font-medium">{c.name}</td>
+                      <td className="py-2 pr-4 font-medium">
+                        {c.name}
+                        {c.tags.length ? <div className="mt-1 text-xs font-normal text-slate-500">only <TagList tags={c.tags} testId="channel-tags" /></div> : null}
+                      </td>
                       <td className="py-2 pr-4">{c.kind}</td>
                       <td className="max-w-xs truncate py-2 pr-4 font-mono text-xs" title={target(c)}>{target(c)}</td>
                       <td className="py-2 pr-4">

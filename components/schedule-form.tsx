@@ -90,6 +90,12 @@ export function ScheduleForm({ mode, initial, handlers, submitting, serverErrors
               itself idempotent, so make it use the idempotency key it is given.
             </p>
           ) : null}
+          <Field id="tags" label="Tags" hint="Separated by commas or spaces; alert channels and API tokens can be limited to tags." error={errors.tags}>
+            <input {...aria("tags", errors.tags)} className={inputClass} value={values.tags} onChange={(e) => set("tags", e.target.value)} data-testid="input-tags" spellCheck={false} autoComplete="off" />
+          </Field>
+          <Field id="owner" label="Owner" hint="The team or person who answers for this job." error={errors.owner}>
+            <input {...aria("owner", errors.owner)} className={inputClass} value={values.owner} onChange={(e) => set("owner", e.target.value)} data-testid="input-owner" autoComplete="off" />
+          </Field>
           <Field id="payload" label="Payload (JSON object)" hint="Passed to the handler on every attempt." error={errors.payload} warning={serverWarnings["payload.url"] ?? serverWarnings.payload} className="md:col-span-2">
             <textarea {...aria("payload", errors.payload)} className={`${inputClass} font-mono`} rows={5} spellCheck={false} value={values.payload} onChange={(e) => set("payload", e.target.value)} data-testid="input-payload" />
           </Field>

@@ -1,6 +1,7 @@
 import type { ReactNode } from "react";
 import type { Schedule } from "@/lib/client/schedules";
 import { CATCH_UP_EXPLAINED } from "@/lib/client/run-labels";
+import { TagList } from "./schedule-tags";
 import { StatusBadge } from "./ui/badge";
 import { Section } from "./ui/field";
 import { Stat } from "./ui/stat";
@@ -37,6 +38,8 @@ export function ScheduleConfig({ schedule: s }: { schedule: Schedule }) {
     <Section title="Configuration" testId="schedule-config">
       <dl className="divide-y divide-slate-100 text-sm">
         <Row label="Handler"><span className="font-mono">{s.handler}</span></Row>
+        <Row label="Owner"><span data-testid="config-owner">{s.owner ?? "nobody named"}</span></Row>
+        <Row label="Tags">{s.tags?.length ? <TagList tags={s.tags} testId="config-tags" /> : <span className="text-slate-500">none</span>}</Row>
         <Row label="Timing">
           <span className="font-mono" data-testid="config-timing">{s.cron ?? `every ${s.everySeconds}s`}</span> <span className="text-slate-500">({s.timezone})</span>
         </Row>

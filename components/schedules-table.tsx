@@ -1,5 +1,6 @@
 import Link from "next/link";
 import type { Schedule } from "@/lib/client/schedules";
+import { TagList } from "./schedule-tags";
 import { StatusBadge } from "./ui/badge";
 import { Time, formatDuration } from "./ui/time";
 
@@ -28,6 +29,12 @@ export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
                   {s.name}
                 </Link>
                 {s.description ? <div className="max-w-xs truncate text-xs text-slate-500">{s.description}</div> : null}
+                {s.tags?.length || s.owner ? (
+                  <div className="mt-1 flex flex-wrap items-center gap-2 text-xs text-slate-500">
+                    <TagList tags={s.tags} />
+                    {s.owner ? <span data-testid="schedule-owner">owner: {s.owner}</span> : null}
+                  </div>
+                ) : null}
               </td>
               <td className="px-4 py-2"><StatusBadge status={s.status ?? (s.enabled ? undefined : "paused")} /></td>
               <td className="px-4 py-2 font-mono text-xs">{s.handler}</td>

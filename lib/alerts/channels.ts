@@ -10,6 +10,7 @@ import type { Db } from "../db/client";
 import { alertChannels, type AlertChannel } from "../db/schema";
 import { isUniqueViolation } from "../db/sql-errors";
 import { AppError } from "../errors";
+import { MAX_TAGS, TAG_PATTERN } from "../schedules/input";
 
 export const CHANNEL_KINDS = ["webhook", "slack", "email"] as const;
 export type ChannelKind = (typeof CHANNEL_KINDS)[number];
@@ -21,14 +22,16 @@ const httpUrl = z
   .refine((u) => /^https?:\/\//i.test(u), "must be an http:// or https:// URL");
 const name = z.string().trim().min(1, "required").max(100, "at most 100 characters");
 const enabled = z.boolean().default(true);
+const tags = z.array(z.string().regex(TAG_PATTERN, "a tag is 1 to 64 letters, digits and . _ : -")).max(MAX_TAGS, `at most ${MAX_TAGS} tags`).default([]);
 
 /** A channel as the API accepts it (create, and the whole body of an edit). */
 export const channelInput = z.discriminatedUnion("kind", [
-  z.object({ name, enabled, kind: z.literal("webhook"), config: z.object({ url: httpUrl }) }),
-  z.object({ name, enabled, kind: z.literal("slack"), config: z.object({ url: httpUrl }) }),
+  z.object({ name, enabled, tags, kind: z.literal("webhook"), config: z.object({ url: httpUrl }) }),
+  z.object({ name, enabled, tags, kind: z.literal("slack"), config: z.object({ url: httpUrl }) }),
   z.object({
     name,
     enabled,
+    tags,
     kind: z.literal("email"),
     config: z.object({ to: z.array(z.string().trim().email("must be an e-mail address")).min(1, "at least one recipient").max(20) }),
   }),
@@ -36,7 +39,16 @@ export const channelInput = z.discriminatedUnion("kind", [
 export type ChannelInput = z.infer<typeof channelInput>;
 
 /** What the API returns for a channel. */
-export type ChannelView = { id: number; name: string; kind: ChannelKind; config: Record<string, unknown>; enabled: boolean; createdAt: string };
+export type ChannelView = {
+  id: number;
+  name: string;
+  kind: ChannelKind;
+  config: Record<string, unknown>;
+  enabled: boolean;
+  /** Empty: every schedule's alerts; otherwise only those of schedules carrying one of these tags. */
+  tags: string[];
+  createdAt: string;
+};
 
 /** Validate API input into a ChannelInput, or throw an AppError naming the field. */
 export function parseChannelInput(body: unknown): ChannelInput {
@@ -48,7 +60,7 @@ export function parseChannelInput(body: unknown): ChannelInput {
 
 /** The API shape of a stored channel. */
 export function toChannelView(c: AlertChannel): ChannelView {
-  return { id: c.id, name: c.name, kind: c.kind as ChannelKind, config: c.config as Record<string, unknown>, enabled: c.enabled, createdAt: c.createdAt.toISOString() };
+  return { id: c.id, name: c.name, kind: c.kind as ChannelKind, config: c.config as Record<string, unknown>, enabled: c.enabled, tags: c.tags, createdAt: c.createdAt.toISOString() };
 }
 
 /** Every channel, by name. */

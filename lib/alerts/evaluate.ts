@@ -130,11 +130,16 @@ function inputRelation(verdicts: RuleVerdict[]) {
     ) AS i(schedule_id, schedule_name, rule, firing, details)`;
 }
 
-/** Queue one delivery per enabled channel for the events the `events` CTE inserted. */
+/**
+ * Queue one delivery per enabled channel for the events the `events` CTE inserted. A channel with
+ * tags hears only the schedules carrying one of them (the team that owns the job); a channel
+ * without tags hears every schedule.
+ */
 const queueDeliveries = sql`
   deliveries AS (
     INSERT INTO alert_deliveries (event_id, channel_id, next_attempt_at)
-    SELECT e.id, c.id, sk_now() FROM events e CROSS JOIN alert_channels c WHERE c.enabled
+    SELECT e.id, c.id, sk_now() FROM events e CROSS JOIN alert_channels c
+    WHERE c.enabled AND (c.tags = '{}' OR c.tags && (SELECT s.tags FROM schedules s WHERE s.id = e.schedule_id))
   )`;
 
 /**
@@ -180,7 +185,7 @@ async function recordTransitions(tx: Tx, all: RuleVerdict[]): Promise<{ firing: 
       FROM changed c
       JOIN input i ON i.schedule_id = c.schedule_id AND i.rule = c.rule
       LEFT JOIN prev p ON p.schedule_id = c.schedule_id AND p.rule = c.rule
-      RETURNING id, kind
+      RETURNING id, kind, schedule_id
     ),
     ${queueDeliveries}
     SELECT kind, count(*)::int AS n FROM events GROUP BY kind`);
@@ -204,7 +209,7 @@ async function recordReminders(tx: Tx, verdicts: RuleVerdict[], reminderSeconds:
       INSERT INTO alert_events (schedule_id, schedule_name, rule, kind, at, details)
       SELECT m.schedule_id, m.schedule_name, m.rule, 'reminder', sk_now(), m.details || jsonb_build_object('firingSince', m.since)
       FROM reminded m
-      RETURNING id
+      RETURNING id, schedule_id
     ),
     ${queueDeliveries}
     SELECT count(*)::int AS n FROM events`);

@@ -30,6 +30,10 @@ export type FormValues = {
   lateGraceSeconds: string;
   backlogAfterSeconds: string;
   enabled: boolean;
+  /** Tags separated by commas or spaces. */
+  tags: string;
+  /** "" means nobody. */
+  owner: string;
 };
 
 /** Field errors keyed by the API's field path ("cron", "retry.capSeconds", …); "form" for the rest. */
@@ -60,6 +64,8 @@ export const DEFAULT_VALUES: FormValues = {
   lateGraceSeconds: "",
   backlogAfterSeconds: "",
   enabled: SCHEDULE_DEFAULTS.enabled,
+  tags: SCHEDULE_DEFAULTS.tags.join(", "),
+  owner: SCHEDULE_DEFAULTS.owner ?? "",
 };
 
 /** The form's starting values for an existing schedule. */
@@ -85,7 +91,14 @@ export function valuesFromSchedule(s: Schedule): FormValues {
     lateGraceSeconds: s.lateGraceSeconds === null ? "" : String(s.lateGraceSeconds),
     backlogAfterSeconds: s.backlogAfterSeconds === null ? "" : String(s.backlogAfterSeconds),
     enabled: s.enabled,
+    tags: (s.tags ?? []).join(", "),
+    owner: s.owner ?? "",
   };
+}
+
+/** "billing, nightly  eu" → ["billing", "nightly", "eu"]: commas or spaces separate tags. */
+export function parseTags(text: string): string[] {
+  return text.split(/[\s,]+/).filter(Boolean);
 }
 
 /** "" → undefined (so the API reports "required"/defaults), "12" → 12, "1.5" / "x" → NaN (a type error). */
@@ -128,6 +141,9 @@ export function toBody(v: FormValues, mode: "create" | "edit"): Record<string, u
     lateGraceSeconds: num(v.lateGraceSeconds) ?? (mode === "edit" ? null : undefined),
     backlogAfterSeconds: num(v.backlogAfterSeconds) ?? (mode === "edit" ? null : undefined),
     enabled: v.enabled,
+    tags: parseTags(v.tags),
+    // Empty: nobody (omitted on create, cleared with null on edit).
+    owner: v.owner.trim() === "" ? (mode === "edit" ? null : undefined) : v.owner.trim(),
   };
   return stripUndefined(body);
 }
@@ -174,13 +190,17 @@ export function validateValues(v: FormValues, mode: "create" | "edit"): FieldErr
     { lateGraceSeconds: body.lateGraceSeconds },
     { backlogAfterSeconds: body.backlogAfterSeconds },
     { retry: body.retry },
+    { tags: body.tags },
+    { owner: body.owner },
   ];
   if (payload.ok) parts.push({ payload: body.payload });
   for (const part of parts) {
     const clean = stripUndefined(part);
     if (mode === "create" && "name" in part && clean.name === undefined) clean.name = "";
     const e = check(clean, "patch");
-    if (e && !errors[e.field]) errors[e.field] = e.message;
+    // A tag's own error ("tags.2") shows beside the one tags input.
+    const field = e?.field.startsWith("tags.") ? "tags" : e?.field;
+    if (e && field && !errors[field]) errors[field] = e.message;
   }
   if (Object.keys(errors).length === 0) {
     const e = check(body, mode === "create" ? "create" : "patch");

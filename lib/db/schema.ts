@@ -75,6 +75,8 @@ export const schedules = pgTable(
     settingsId: bigint("settings_id", { mode: "number" }),
     /** Labels for grouping and for API tokens restricted to schedules with given tags. */
     tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
+    /** Who answers for this job (a team or a person, free text); null when nobody said. */
+    owner: text("owner"),
   },
   (t) => [
     uniqueIndex("schedules_name_live_key").on(t.name).where(sql`deleted_at IS NULL`),
@@ -384,6 +386,8 @@ export const alertChannels = pgTable("alert_channels", {
   kind: text("kind").notNull(),
   config: jsonb("config").notNull().default({}),
   enabled: boolean("enabled").notNull().default(true),
+  /** When non-empty, the channel hears only alerts of schedules carrying at least one of these tags. */
+  tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
   createdAt: ts("created_at").notNull().defaultNow(),
 });
 

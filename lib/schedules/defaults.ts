@@ -18,4 +18,6 @@ export const SCHEDULE_DEFAULTS = {
   retry: { maxAttempts: 6, baseSeconds: 30, capSeconds: 900 },
   leaseSeconds: 60,
   enabled: true,
+  tags: [] as string[],
+  owner: null,
 } as const;

@@ -22,6 +22,9 @@ export const MAX_DURATION_SECONDS = 366 * DAY;
 export const MAX_JITTER_SECONDS = 3600;
 
 export const NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9 ._:-]*[A-Za-z0-9._:-])?$/;
+/** A tag: 1–64 letters, digits and . _ : - (no spaces, so a list of tags reads as words and fits a URL). */
+export const TAG_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
+export const MAX_TAGS = 20;
 
 const seconds = (min: number, max: number, what: string) =>
   z
@@ -65,6 +68,11 @@ const fields = {
   lateAfterSeconds: seconds(1, MAX_DURATION_SECONDS, "lateAfterSeconds").nullable(),
   lateGraceSeconds: seconds(0, MAX_DURATION_SECONDS, "lateGraceSeconds").nullable(),
   backlogAfterSeconds: seconds(1, MAX_DURATION_SECONDS, "backlogAfterSeconds").nullable(),
+  tags: z
+    .array(z.string({ error: "each tag must be a string" }).regex(TAG_PATTERN, { error: "a tag is 1 to 64 letters, digits and . _ : -" }), { error: "tags must be a list of strings" })
+    .max(MAX_TAGS, { error: `at most ${MAX_TAGS} tags` })
+    .refine((t) => new Set(t).size === t.length, { error: "tags must not repeat" }),
+  owner: z.string({ error: "owner must be a string" }).trim().min(1, { error: "owner is empty (leave it out or send null)" }).max(200, { error: "owner must be at most 200 characters" }).nullable(),
 };
 
 /** A create body's retry policy: any subset, each missing part the default (SCHEDULE_DEFAULTS). */
@@ -99,6 +107,8 @@ export const scheduleCreateSchema = z
     lateAfterSeconds: fields.lateAfterSeconds.default(null),
     lateGraceSeconds: fields.lateGraceSeconds.default(null),
     backlogAfterSeconds: fields.backlogAfterSeconds.default(null),
+    tags: fields.tags.default(() => [...SCHEDULE_DEFAULTS.tags]),
+    owner: fields.owner.default(SCHEDULE_DEFAULTS.owner),
   })
   .strict();
 

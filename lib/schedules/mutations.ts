@@ -71,6 +71,8 @@ export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: 
           lateAfterSeconds: input.lateAfterSeconds,
           lateGraceSeconds: input.lateGraceSeconds,
           backlogAfterSeconds: input.backlogAfterSeconds,
+          tags: input.tags,
+          owner: input.owner,
           nextSlotAt: firstSlotFrom(timing, now),
           partition: 0,
           createdAt: now,
@@ -140,7 +142,7 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
       if (patch.handler !== undefined || patch.payload !== undefined) validateHandlerPayload(patch.handler ?? before.handler, patch.payload ?? before.payload);
       const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
       const values: Partial<Schedule> = {
-        ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds"]),
+        ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner"]),
         ...timing,
         retryMaxAttempts: patch.retry?.maxAttempts ?? before.retryMaxAttempts,
         retryBaseSeconds: patch.retry?.baseSeconds ?? before.retryBaseSeconds,

@@ -1,4 +1,4 @@
-import { and, arrayOverlaps, asc, eq, gt, ilike, isNull, or, type SQL } from "drizzle-orm";
+import { and, arrayContains, arrayOverlaps, asc, eq, gt, ilike, isNull, or, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { schedules, type Schedule } from "../db/schema";
 import { AppError } from "../errors";
@@ -45,6 +45,10 @@ export type ListSchedulesOptions = {
   cursor?: string;
   /** Only schedules with at least one of these tags (a tag-restricted token's view). */
   anyTags?: string[];
+  /** Only schedules carrying this tag. */
+  tag?: string;
+  /** Only schedules of this owner (exact). */
+  owner?: string;
 };
 
 /** Live schedules ordered by name, keyset-paginated: `nextCursor` is null on the last page. */
@@ -54,6 +58,8 @@ export async function listSchedules(db: Reader, o: ListSchedulesOptions = {}): P
   if (o.enabled !== undefined) where.push(eq(schedules.enabled, o.enabled));
   if (o.cursor !== undefined) where.push(gt(schedules.name, o.cursor));
   if (o.anyTags) where.push(arrayOverlaps(schedules.tags, o.anyTags));
+  if (o.tag !== undefined) where.push(arrayContains(schedules.tags, [o.tag]));
+  if (o.owner !== undefined) where.push(eq(schedules.owner, o.owner));
   if (o.search) {
     const pattern = `%${o.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
     where.push(or(ilike(schedules.name, pattern), ilike(schedules.handler, pattern), ilike(schedules.description, pattern)));

@@ -26,6 +26,8 @@ export type ScheduleView = {
   lateAfterSeconds: number | null;
   lateGraceSeconds: number | null;
   backlogAfterSeconds: number | null;
+  tags: string[];
+  owner: string | null;
   /**
    * The latest a slot's first attempt starts, in seconds after the slot, while the database is up:
    * jitter + 2 × poll interval + max(lease, 4) (lib/schedules/lateness.ts). It holds when workers
@@ -66,6 +68,8 @@ export function toScheduleView(row: Schedule, pollIntervalMs?: number): Schedule
     lateAfterSeconds: row.lateAfterSeconds,
     lateGraceSeconds: row.lateGraceSeconds,
     backlogAfterSeconds: row.backlogAfterSeconds,
+    tags: row.tags,
+    owner: row.owner,
     worstCaseLatenessSeconds: worstCaseLatenessSeconds(row, pollIntervalMs),
     databaseOutageAllowanceSeconds: DATABASE_OUTAGE_ALLOWANCE_SECONDS,
     createdAt: iso(row.createdAt),

@@ -1,5 +1,5 @@
 import { AppError } from "@/lib/errors";
-import { parseScheduleInput } from "@/lib/schedules/input";
+import { parseScheduleInput, TAG_PATTERN } from "@/lib/schedules/input";
 import { scheduleResponse, webConfig } from "@/lib/schedules/http";
 import { createSchedule } from "@/lib/schedules/mutations";
 import { listSchedules, toScheduleViewsWithHealth } from "@/lib/schedules/queries";
@@ -9,19 +9,23 @@ import { requireTagsInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
-/** GET /api/schedules?search=&enabled=true|false&limit=&cursor= → { schedules, nextCursor } */
+/** GET /api/schedules?search=&enabled=true|false&tag=&owner=&limit=&cursor= → { schedules, nextCursor } */
 export const GET = route(async (req, _ctx, actor) => {
   const p = new URL(req.url).searchParams;
   const enabled = p.get("enabled");
   if (enabled !== null && enabled !== "true" && enabled !== "false") throw new AppError("invalid", "enabled must be true or false", "enabled");
   const limit = p.get("limit");
   if (limit !== null && !/^\d+$/.test(limit)) throw new AppError("invalid", "limit must be a positive whole number", "limit");
+  const tag = p.get("tag");
+  if (tag !== null && !TAG_PATTERN.test(tag)) throw new AppError("invalid", "tag is 1 to 64 letters, digits and . _ : -", "tag");
   const db = getDb();
   const page = await listSchedules(db, {
     search: p.get("search") ?? undefined,
     enabled: enabled === null ? undefined : enabled === "true",
     limit: limit === null ? undefined : Number(limit),
     cursor: p.get("cursor") ?? undefined,
+    tag: p.get("tag") ?? undefined,
+    owner: p.get("owner") ?? undefined,
     anyTags: actor.scheduleTags,
   });
   return Response.json({ schedules: await toScheduleViewsWithHealth(db, page.schedules, webConfig().pollIntervalMs), nextCursor: page.nextCursor });
