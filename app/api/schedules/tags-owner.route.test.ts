@@ -30,7 +30,7 @@ describe("schedule tags and owner", () => {
       { name: "billing-nightly", tags: ["billing", "nightly"], owner: "team-billing" },
       { name: "billing-hourly", tags: ["billing"], owner: "team-billing" },
       { name: "search-reindex", tags: ["search", "nightly"], owner: "Ana Souza" },
-      { name: "untagged", tags: [], owner: null },
+      { name: "untagged", tags: [] as string[], owner: null },
     ];
     for (const m of made) {
       const r = await call(list, "POST", "/api/schedules", { name: m.name, handler: "noop", everySeconds: 3600, tags: m.tags, ...(m.owner ? { owner: m.owner } : {}) });
