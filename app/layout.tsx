@@ -15,11 +15,11 @@ export default function RootLayout({ children }: { children: ReactNode }) {
     <html lang="en">
       <body>
         <Providers>
-          <div className="flex min-h-screen">
+          <div className="min-h-screen md:flex">
             <AppNav />
             <div className="flex-1 min-w-0">
               <AccessBanner />
-              <main className="px-8 py-6">{children}</main>
+              <main className="px-4 py-4 md:px-8 md:py-6">{children}</main>
             </div>
           </div>
         </Providers>

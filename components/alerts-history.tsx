@@ -68,6 +68,7 @@ export function AlertsHistory() {
         </EmptyState>
       ) : (
         <>
+          <div className="relative overflow-x-auto">
           <table className="min-w-full text-sm" data-testid="alert-events">
             <thead className="text-left text-xs uppercase text-slate-500">
               <tr>
@@ -92,7 +93,7 @@ export function AlertsHistory() {
                   <td className="py-2 pr-4 text-xs text-slate-600">{numbers(e)}</td>
                   <td className="py-2">
                     {e.deliveries.length === 0 ? (
-                      <span className="text-xs text-slate-400">no channel</span>
+                      <span className="text-xs text-slate-500">no channel</span>
                     ) : (
                       <ul className="space-y-1">
                         {e.deliveries.map((d) => (
@@ -111,6 +112,7 @@ export function AlertsHistory() {
               ))}
             </tbody>
           </table>
+          </div>
           <div className="mt-3 flex gap-2">
             {pages.length > 1 ? <Button size="sm" onClick={() => setPages((p) => p.slice(0, -1))}>Newer</Button> : null}
             {q.data.nextBefore ? <Button size="sm" onClick={() => setPages((p) => [...p, q.data.nextBefore])} data-testid="alerts-older">Older</Button> : null}

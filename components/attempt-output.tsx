@@ -3,7 +3,7 @@ import type { RunDetail } from "@/lib/client/runs";
 type Output = NonNullable<RunDetail["attemptsList"][number]["output"]>;
 type Line = Output["log"][number];
 
-const LEVEL_STYLE: Record<string, string> = { fatal: "text-red-700", error: "text-red-700", warn: "text-amber-700", info: "text-slate-700", debug: "text-slate-500", trace: "text-slate-400" };
+const LEVEL_STYLE: Record<string, string> = { fatal: "text-red-700", error: "text-red-700", warn: "text-amber-700", info: "text-slate-700", debug: "text-slate-500", trace: "text-slate-500" };
 
 function Block({ title, testId, tone = "slate", children }: { title: string; testId: string; tone?: "slate" | "red"; children: React.ReactNode }) {
   return (
@@ -21,7 +21,7 @@ function LogLineView({ line }: { line: Line }) {
   const rest = Object.keys(fields).length > 0 ? JSON.stringify(fields) : "";
   return (
     <div data-testid="attempt-log-line" data-level={level}>
-      <span className="text-slate-400">{time.slice(11, 23)}</span> <span className={`font-semibold ${LEVEL_STYLE[level] ?? ""}`}>{level}</span>
+      <span className="text-slate-500">{time.slice(11, 23)}</span> <span className={`font-semibold ${LEVEL_STYLE[level] ?? ""}`}>{level}</span>
       {msg ? <span> {msg}</span> : null}
       {rest ? <span className="text-slate-500"> {rest}</span> : null}
     </div>

@@ -10,7 +10,7 @@ import { Time } from "./ui/time";
 
 /** A before/after snapshot as JSON text; React escapes it, so hostile strings stay text. */
 function Snapshot({ value, testId }: { value: unknown; testId: string }) {
-  if (value === null || value === undefined) return <span className="text-slate-400">—</span>;
+  if (value === null || value === undefined) return <span className="text-slate-500">—</span>;
   return (
     <pre data-testid={testId} className="max-w-md overflow-x-auto whitespace-pre-wrap break-all text-xs text-slate-700">
       {JSON.stringify(value, null, 1)}
@@ -21,43 +21,45 @@ function Snapshot({ value, testId }: { value: unknown; testId: string }) {
 /** Audit entries as a table: when, who, what, target, before and after. Read-only by design. */
 export function AuditTable({ entries }: { entries: AuditView[] }) {
   return (
-    <table className="w-full text-left text-sm" data-testid="audit-table">
-      <thead className="text-xs uppercase text-slate-500">
-        <tr>
-          <th className="py-2 pr-4">When</th>
-          <th className="py-2 pr-4">Who</th>
-          <th className="py-2 pr-4">Action</th>
-          <th className="py-2 pr-4">Target</th>
-          <th className="py-2 pr-4">Before</th>
-          <th className="py-2 pr-4">After</th>
-        </tr>
-      </thead>
-      <tbody>
-        {entries.map((e) => (
-          <tr key={e.id} data-testid="audit-row" data-action={e.action} className="border-t border-slate-100 align-top">
-            <td className="py-2 pr-4 whitespace-nowrap">
-              <Time value={e.at} />
-            </td>
-            <td className="py-2 pr-4" data-testid="audit-actor">
-              {e.actor} <span className="text-xs text-slate-500">({e.actorKind})</span>
-            </td>
-            <td className="py-2 pr-4 font-mono text-xs" data-testid="audit-action">
-              {e.action}
-            </td>
-            <td className="py-2 pr-4 text-xs">
-              {e.targetType}
-              {e.targetId ? ` ${e.targetId}` : ""}
-            </td>
-            <td className="py-2 pr-4">
-              <Snapshot value={e.before} testId="audit-before" />
-            </td>
-            <td className="py-2 pr-4">
-              <Snapshot value={e.after} testId="audit-after" />
-            </td>
+    <div className="relative overflow-x-auto">
+      <table className="w-full text-left text-sm" data-testid="audit-table">
+        <thead className="text-xs uppercase text-slate-500">
+          <tr>
+            <th className="py-2 pr-4">When</th>
+            <th className="py-2 pr-4">Who</th>
+            <th className="py-2 pr-4">Action</th>
+            <th className="py-2 pr-4">Target</th>
+            <th className="py-2 pr-4">Before</th>
+            <th className="py-2 pr-4">After</th>
           </tr>
-        ))}
-      </tbody>
-    </table>
+        </thead>
+        <tbody>
+          {entries.map((e) => (
+            <tr key={e.id} data-testid="audit-row" data-action={e.action} className="border-t border-slate-100 align-top">
+              <td className="py-2 pr-4 whitespace-nowrap">
+                <Time value={e.at} />
+              </td>
+              <td className="py-2 pr-4" data-testid="audit-actor">
+                {e.actor} <span className="text-xs text-slate-500">({e.actorKind})</span>
+              </td>
+              <td className="py-2 pr-4 font-mono text-xs" data-testid="audit-action">
+                {e.action}
+              </td>
+              <td className="py-2 pr-4 text-xs">
+                {e.targetType}
+                {e.targetId ? ` ${e.targetId}` : ""}
+              </td>
+              <td className="py-2 pr-4">
+                <Snapshot value={e.before} testId="audit-before" />
+              </td>
+              <td className="py-2 pr-4">
+                <Snapshot value={e.after} testId="audit-after" />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
   );
 }
 

@@ -59,6 +59,7 @@ export function ChannelsPanel() {
               No channels yet: alerts are recorded below but sent nowhere. Add a webhook, a Slack-compatible webhook or an e-mail address.
             </p>
           ) : (
+            <div className="relative overflow-x-auto">
             <table className="min-w-full text-sm" data-testid="channels-table">
               <thead className="text-left text-xs uppercase text-slate-500">
                 <tr>
@@ -113,6 +114,7 @@ export function ChannelsPanel() {
                 })}
               </tbody>
             </table>
+            </div>
           )}
           <ChannelForm onSubmit={(input) => create.mutateAsync(input)} smtpConfigured={q.data.smtpConfigured} />
         </div>

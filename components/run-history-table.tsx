@@ -20,7 +20,7 @@ type Props = {
 /** Runs newest slot first: state, slot, due, started, finished, attempts, worker, and why a slot was skipped. */
 export function RunHistoryTable({ runs, catchUp, showSchedule, selected, onToggle, onRequeue, requeueing, testId = "run-history" }: Props) {
   return (
-    <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+    <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white">
       <table className="min-w-full text-sm" data-testid={testId}>
         <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
           <tr>

@@ -11,7 +11,7 @@ function timingText(s: Pick<OverviewSchedule, "cron" | "everySeconds" | "timezon
 /** Every schedule's three health numbers and its status. */
 export function ScheduleHealthTable({ schedules }: { schedules: OverviewSchedule[] }) {
   return (
-    <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+    <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white">
       <table className="min-w-full text-sm" data-testid="overview-schedules">
         <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
           <tr>
@@ -35,7 +35,7 @@ export function ScheduleHealthTable({ schedules }: { schedules: OverviewSchedule
               <td className="px-4 py-2"><StatusBadge status={s.status} /></td>
               <td className="px-4 py-2 font-mono text-xs text-slate-600">{timingText(s)}</td>
               <td className="px-4 py-2 text-right tabular-nums" title={s.lateAfterSeconds ? `late after ${formatDuration(s.lateAfterSeconds)}` : undefined}>
-                {s.sinceLastSuccessSeconds === null ? <span className="text-slate-400">never</span> : formatDuration(s.sinceLastSuccessSeconds)}
+                {s.sinceLastSuccessSeconds === null ? <span className="text-slate-500">never</span> : formatDuration(s.sinceLastSuccessSeconds)}
               </td>
               <td className={`px-4 py-2 text-right tabular-nums ${s.deadRuns > 0 ? "font-semibold text-red-700" : ""}`}>{s.deadRuns}</td>
               <td className="px-4 py-2 text-right tabular-nums">{formatDuration(s.oldestPendingAgeSeconds)}</td>

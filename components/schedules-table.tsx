@@ -6,7 +6,7 @@ import { Time, formatDuration } from "./ui/time";
 /** The schedules list: timing, policy, health and the next slot. */
 export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
   return (
-    <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+    <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white">
       <table className="min-w-full text-sm" data-testid="schedules-table">
         <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
           <tr>
@@ -35,7 +35,7 @@ export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
                 {s.cron ? `${s.cron}${s.timezone !== "UTC" ? ` (${s.timezone})` : ""}` : `every ${formatDuration(s.everySeconds)}`}
               </td>
               <td className="px-4 py-2 text-xs">{s.catchUp}{s.maxLatenessSeconds ? ` · max ${formatDuration(s.maxLatenessSeconds)}` : ""}</td>
-              <td className="px-4 py-2 text-right tabular-nums">{s.sinceLastSuccessSeconds === undefined ? "—" : s.sinceLastSuccessSeconds === null ? <span className="text-slate-400">never</span> : formatDuration(s.sinceLastSuccessSeconds)}</td>
+              <td className="px-4 py-2 text-right tabular-nums">{s.sinceLastSuccessSeconds === undefined ? "—" : s.sinceLastSuccessSeconds === null ? <span className="text-slate-500">never</span> : formatDuration(s.sinceLastSuccessSeconds)}</td>
               <td className={`px-4 py-2 text-right tabular-nums ${(s.deadRuns ?? 0) > 0 ? "font-semibold text-red-700" : ""}`}>{s.deadRuns ?? "—"}</td>
               <td className="px-4 py-2 text-xs"><Time value={s.enabled ? s.nextSlotAt : null} fallback={s.enabled ? "never" : "paused"} /></td>
             </tr>

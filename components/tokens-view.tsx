@@ -108,6 +108,7 @@ export function TokensView() {
       ) : !tokens.data.length ? (
         <EmptyState title="No API tokens yet." testId="tokens-empty" />
       ) : (
+        <div className="relative overflow-x-auto">
         <table className="w-full rounded-lg border border-slate-200 bg-white text-left text-sm" data-testid="tokens-table">
           <thead className="text-xs uppercase text-slate-500">
             <tr>
@@ -151,6 +152,7 @@ export function TokensView() {
             })}
           </tbody>
         </table>
+        </div>
       )}
     </>
   );

@@ -27,7 +27,7 @@ export function WorkersView() {
           Start one with <code className="rounded bg-slate-100 px-1">npm run worker</code>.
         </EmptyState>
       ) : (
-        <div className="overflow-x-auto rounded-lg border border-slate-200 bg-white">
+        <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white">
           <table className="min-w-full text-sm" data-testid="workers-table">
             <thead className="bg-slate-50 text-left text-xs uppercase text-slate-500">
               <tr>
@@ -45,7 +45,7 @@ export function WorkersView() {
             <tbody>
               {q.data.workers.map((w) => (
                 <tr key={w.id} className="border-t border-slate-100" data-testid="worker-row">
-                  <td className="px-4 py-2 font-mono text-xs">{w.id}{w.version ? <div className="text-slate-400">v{w.version}</div> : null}</td>
+                  <td className="px-4 py-2 font-mono text-xs">{w.id}{w.version ? <div className="text-slate-500">v{w.version}</div> : null}</td>
                   <td className="px-4 py-2 text-xs">{w.hostname} <span className="text-slate-500">/ {w.pid}</span></td>
                   <td className="px-4 py-2">
                     <span className={`rounded-full px-2 py-0.5 text-xs ${STATUS_STYLE[w.status]}`}>{w.status}</span>

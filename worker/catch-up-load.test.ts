@@ -12,7 +12,7 @@ import { killWorkers, liveWorkers, startWorkers } from "../lib/testing/spawn";
 import { waitUntil } from "../lib/testing/wait";
 
 const T0 = new Date("2030-01-01T10:00:00Z");
-const BACKLOG = 1_000;
+const BACKLOG = 2_000;
 const t = setupTestDatabase();
 
 const dbNowMs = async () => (await t.pool.query<{ now: Date }>("SELECT sk_now() AS now")).rows[0].now.getTime();
@@ -20,13 +20,16 @@ const dbNowMs = async () => (await t.pool.query<{ now: Date }>("SELECT sk_now() 
 describe("catch-up under load", () => {
   it("a backlog that makes 1-second schedules start late: all runs every slot, latest every slot or a later one, and the newest", async () => {
     await runClockFrom(t.pool, new Date(T0.getTime() - 1_000));
-    // The backlog: 1,000 runs of 40 ms each, due just before the two schedules' first slot in their
-    // own partitions (8 and 9), so their runs queue behind it, for a worker that runs 4 at once.
+    // The backlog: 2,000 runs of 40 ms each (about 20 s of work), due just before the two schedules'
+    // first slot in their own partitions (8 and 9), for a worker that runs 4 at once. The two schedules
+    // allow overlap, so their runs are claimed by the same due-order statement as the backlog and
+    // queue behind it (a schedule that forbids overlap is claimed by its own statement, which a
+    // backlog of another schedule does not delay).
     const { id: backlog } = await makeSchedule(t.db, { handler: "sleep", payload: { ms: 40 }, everySeconds: 3600, ...RUNS_BY_HAND });
     await makeRuns(t.db, backlog, slots(new Date(T0.getTime() - 2_000), BACKLOG, 1).map((s, i) => ({ scheduledFor: s, partition: 8 + (i % 2) })));
     const { rows } = await t.pool.query<{ id: string; catch_up: string }>(
-      `INSERT INTO schedules (name, handler, every_seconds, lease_seconds, catch_up, next_slot_at, partition)
-       VALUES ('every-second-all', 'sql-ledger', 1, 30, 'all', $1, 8), ('every-second-latest', 'sql-ledger', 1, 30, 'latest', $1, 9)
+      `INSERT INTO schedules (name, handler, every_seconds, lease_seconds, catch_up, overlap, next_slot_at, partition)
+       VALUES ('every-second-all', 'sql-ledger', 1, 30, 'all', 'allow', $1, 8), ('every-second-latest', 'sql-ledger', 1, 30, 'latest', 'allow', $1, 9)
        RETURNING id, catch_up`,
       [T0],
     );
@@ -72,7 +75,7 @@ describe("catch-up under load", () => {
 
     // The load was real: slots of the 'all' schedule started later than its own interval.
     const lateStarts = runs.filter((r) => Number(r.schedule_id) === all && r.scheduled_for.getTime() <= end && r.started_at && r.started_at.getTime() - r.scheduled_for.getTime() > 1_000);
-    expect(lateStarts.length).toBeGreaterThan(10);
+    expect(lateStarts.length).toBeGreaterThanOrEqual(8);
 
     // all: every slot ran, once (the handler's own row per slot, written once).
     const allWrote = wrote(all);

@@ -2,9 +2,9 @@ import type { ButtonHTMLAttributes } from "react";
 
 const VARIANTS = {
   primary: "bg-slate-900 text-white hover:bg-slate-700 disabled:bg-slate-400",
-  secondary: "border border-slate-300 bg-white text-slate-800 hover:bg-slate-50 disabled:text-slate-400",
+  secondary: "border border-slate-300 bg-white text-slate-800 hover:bg-slate-50 disabled:text-slate-500",
   danger: "border border-red-300 bg-white text-red-700 hover:bg-red-50 disabled:text-red-300",
-  ghost: "text-slate-700 hover:bg-slate-100 disabled:text-slate-400",
+  ghost: "text-slate-700 hover:bg-slate-100 disabled:text-slate-500",
 } as const;
 
 /** A button; `variant` picks the look, `size` sm for table rows. Defaults to type="button". */

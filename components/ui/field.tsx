@@ -2,7 +2,7 @@ import type { ReactNode } from "react";
 
 /** Shared classes for text inputs, selects and textareas. */
 export const inputClass =
-  "block w-full rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm text-slate-900 shadow-sm placeholder:text-slate-400 focus:border-slate-500 focus:outline-none focus:ring-2 focus:ring-slate-200 aria-[invalid=true]:border-red-400 aria-[invalid=true]:ring-red-100";
+  "block w-full rounded-md border border-slate-300 bg-white px-3 py-1.5 text-sm text-slate-900 shadow-sm placeholder:text-slate-500 focus:border-slate-500 focus:outline-none focus:ring-2 focus:ring-slate-200 aria-[invalid=true]:border-red-400 aria-[invalid=true]:ring-red-100";
 
 /**
  * A labelled form field with a hint and an inline error. The control must carry `id={id}`,

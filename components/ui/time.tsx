@@ -2,7 +2,7 @@
 
 /** An instant in the viewer's zone, with the UTC instant on hover; `compact` drops the year (for tables). */
 export function Time({ value, fallback = "—", compact = false }: { value: string | Date | null | undefined; fallback?: string; compact?: boolean }) {
-  if (!value) return <span className="text-slate-400">{fallback}</span>;
+  if (!value) return <span className="text-slate-500">{fallback}</span>;
   const d = typeof value === "string" ? new Date(value) : value;
   return (
     <time dateTime={d.toISOString()} title={`${d.toISOString().replace("T", " ").replace(".000Z", "Z")} UTC`} className="whitespace-nowrap tabular-nums">
