@@ -1,5 +1,6 @@
 import path from "node:path";
 import { z } from "zod";
+import { parsePerScheduleMetrics, type PerScheduleMetrics } from "./metrics/per-schedule";
 import { parseOutboundAllow, type AllowEntry } from "./security/outbound";
 
 /** Named defaults for every setting; `loadConfig` validates the environment against them once. */
@@ -25,6 +26,7 @@ export const configDefaults = {
   alertIntervalSeconds: 15,
   alertReminderMinutes: 60,
   smtpFrom: "Slotkeeper <slotkeeper@localhost>",
+  metricsHost: "127.0.0.1",
   /** Not a setting: the longest a worker loop waits between retries while the database fails (doubling from its interval). */
   loopMaxBackoffMs: 30_000,
 } as const;
@@ -105,6 +107,12 @@ const envSchema = z.object({
   SLOTKEEPER_WORKER_ID: z.string().min(1).max(200).optional(),
   /** Unset: the worker does not serve `command`. `all`, or a comma-separated list of absolute paths of the executables it may run. */
   SLOTKEEPER_COMMANDS: z.string().max(100_000).optional(),
+  /** Unset: no worker metrics endpoint. Otherwise the port of the worker's own `/metrics`. */
+  SLOTKEEPER_METRICS_PORT: int(1, 65535).optional(),
+  /** The address the worker's `/metrics` listens on (loopback unless set). */
+  SLOTKEEPER_METRICS_HOST: z.string().min(1).max(255).default(configDefaults.metricsHost),
+  /** Unset: `/api/metrics` aggregates. `worst:N` or `tag:NAME` adds per-schedule series for those schedules only. */
+  SLOTKEEPER_METRICS_PER_SCHEDULE: z.string().max(300).optional(),
 });
 
 /** Which programs a worker's `command` handler may run: every one, these absolute paths, or none (not served). */
@@ -156,6 +164,12 @@ export type Config = {
   outboundAllow: AllowEntry[];
   /** SLOTKEEPER_COMMANDS: the programs this worker's `command` handler may run; null = it does not serve `command`. */
   commands: CommandsPolicy;
+  /** SLOTKEEPER_METRICS_PORT: the worker's own `/metrics` port; undefined = not served. */
+  metricsPort: number | undefined;
+  /** SLOTKEEPER_METRICS_HOST: the address that endpoint listens on. */
+  metricsHost: string;
+  /** SLOTKEEPER_METRICS_PER_SCHEDULE: which schedules get series of their own in `/api/metrics`; null = none. */
+  metricsPerSchedule: PerScheduleMetrics;
 };
 
 /** Thrown when the environment holds an invalid setting; the message names the variable. */
@@ -197,5 +211,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     workerId: e.SLOTKEEPER_WORKER_ID,
     outboundAllow: e.SLOTKEEPER_OUTBOUND_ALLOW,
     commands: parseCommandsPolicy(e.SLOTKEEPER_COMMANDS),
+    metricsPort: e.SLOTKEEPER_METRICS_PORT,
+    metricsHost: e.SLOTKEEPER_METRICS_HOST,
+    metricsPerSchedule: parsePerScheduleMetrics(e.SLOTKEEPER_METRICS_PER_SCHEDULE, (m) => new ConfigError(`invalid SLOTKEEPER_METRICS_PER_SCHEDULE: ${m}`)),
   };
 }

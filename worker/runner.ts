@@ -1,8 +1,9 @@
 import { performance } from "node:perf_hooks";
 import type { Db } from "../lib/db/client";
 import type { Logger } from "../lib/log";
+import type { WorkerMetrics } from "../lib/metrics/worker-metrics";
 import { claimRunsDetailed, rescueGateMs, type ClaimedRun } from "../lib/runs/claim";
-import { finishRuns, type RunResult } from "../lib/runs/finish";
+import { finishRuns, type AttemptLateness, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
 import { nextDueInMs } from "../lib/runs/next-due";
 import { runAttempt, type AttemptDeps } from "./attempt";
@@ -32,6 +33,8 @@ export type RunnerOptions = {
   settle?: (partitions: number[]) => Promise<unknown>;
   /** A partition out of the claimed set for longer than this is settled again when it comes back (default 0: always). */
   settleAfterAbsenceMs?: number;
+  /** This process's counters and histograms (claims, starts, finishes, lateness). */
+  metrics?: WorkerMetrics;
 };
 
 /**
@@ -135,6 +138,7 @@ export function createRunner(o: RunnerOptions) {
     const e = new InFlight(run, leaseMs, Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)), sentAt);
     inFlight.set(run.id, e);
     armDeadline(deadlineOf(e));
+    o.metrics?.attemptStarted(run.handler);
     const attempted = runAttempt(run, attemptDeps, e);
     // A synchronous handler's result is queued at once; runAttempt never rejects.
     if (attempted instanceof Promise) void attempted.then((a) => done(e, a));
@@ -201,9 +205,11 @@ export function createRunner(o: RunnerOptions) {
       try {
         // The queue row is where the last renewal left it (a renewal can land after the handler ended).
         for (const e of batch) e.result!.queueTid = e.run.queueTid;
-        const { stale } = await finishRuns(o.db, o.workerId, batch.map((e) => e.result!));
+        let lateness: AttemptLateness[] = [];
+        const { stale } = await finishRuns(o.db, o.workerId, batch.map((e) => e.result!), { onLateness: (l) => (lateness = l) });
+        const staleSet = new Set(stale);
+        o.metrics?.resultsWritten(batch.filter((e) => !staleSet.has(e.run.id)).map((e) => e.result!.outcome), lateness, stale.length);
         if (stale.length > 0) {
-          const staleSet = new Set(stale);
           for (const e of batch) {
             if (staleSet.has(e.run.id)) {
               o.log.warn({ event: "run:finish:stale", runId: e.run.id, attempt: e.run.attempt, outcome: e.result!.outcome, workerId: o.workerId });
@@ -263,6 +269,7 @@ export function createRunner(o: RunnerOptions) {
         checkExclusive,
       });
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
+      o.metrics?.claimPass(claimed.length, settled.map((s) => s.state));
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
       for (const run of claimed) start(run, sentAt);
       const full = claimed.length + settled.length >= limit;

@@ -5,6 +5,8 @@ import type { Logger } from "../lib/log";
 import { heartbeatWorker, markWorkerStopped, registerWorker } from "../lib/workers/registry";
 import { PARTITION_ORPHANED_AFTER_SECONDS } from "../lib/partitions/leases";
 import { runLatenessPass } from "../lib/runs/lateness-pass";
+import { createWorkerMetrics } from "../lib/metrics/worker-metrics";
+import { startMetricsServer } from "../lib/metrics/worker-server";
 import { createHandlerRegistry } from "./handlers/registry";
 import { startAlertLoop } from "./loops/alerts";
 import { startClaimLoop } from "./loops/claim";
@@ -47,6 +49,10 @@ export type RunningWorker = { id: string; inFlight: () => number; stop: () => Pr
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { db, log, workerId, config } = deps;
   const registry = createHandlerRegistry(deps.handlers);
+  const metrics = createWorkerMetrics();
+  // First of all: a port already taken fails the start before anything else is running.
+  const metricsServer = config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, { host: config.metricsHost, port: config.metricsPort });
+  if (metricsServer) log.info({ event: "worker:metrics:listen", host: config.metricsHost, port: metricsServer.port });
   await registerWorker(db, { id: workerId, concurrency: config.workerConcurrency, handlers: registry.list(), version: deps.version, commands: deps.commands ?? null });
   let claimLoop: Loop | undefined;
   let tickLoop: Loop | undefined;
@@ -72,6 +78,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name), commands: deps.commands ?? null });
 
   const runner = createRunner({
+    metrics,
     db,
     log,
     workerId,
@@ -135,7 +142,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         await runner.drain(RELEASE_TIMEOUT_MS);
       }
     } finally {
-      await Promise.all([leaseLoop.stop(), heartbeatLoop.stop(), partitionLoop?.stop()]);
+      await Promise.all([leaseLoop.stop(), heartbeatLoop.stop(), partitionLoop?.stop(), metricsServer?.close()]);
       await markWorkerStopped(db, workerId).catch((err) => log.warn({ event: "worker:stop:unrecorded", err }));
       log.info({ event: "worker:stop", workerId, leftInFlight: runner.inFlight });
     }

@@ -1,69 +1,126 @@
 /**
- * The numbers behind GET /api/metrics, read in a handful of bounded statements per scrape so a
- * Prometheus server can scrape every 15 s with thousands of schedules and millions of runs:
+ * The numbers behind GET /api/metrics: gauges read from the database at scrape time, so any web
+ * process answers the same. What each worker did (claims, finishes, lateness histograms) is counted
+ * in that worker and served on its own `/metrics` (lib/metrics/worker-metrics.ts).
  *
- * - per schedule: the health numbers from lib/health/schedule-health.ts (the same reads, the
- *   same rules as the console and the alerts), each through a per-schedule index;
- * - runs by state: pending, running and dead exactly, through run_queue's partial indexes (the
- *   same counts as the Overview); done and skipped — the bulk of a 5M-row table — exactly while
- *   the table is small, and above ESTIMATE_ABOVE_ROWS the planner's row estimate (EXPLAIN, from
- *   the statistics autovacuum's ANALYZE keeps, early on runs: lib/db/sql/tables/runs.sql),
- *   because an exact count(*) would scan the whole table on every scrape;
- * - claim and start lateness of recently started runs, bucketed in SQL (the API process cannot
- *   see worker memory, so the histograms are derived from the rows);
+ * Bounded cardinality: by default every series is an aggregate (schedules by status and handler,
+ * rules holding, runs by state), so a scrape has the same number of series with 10 schedules or 2
+ * million. Per-schedule series are opt-in for a bounded set (SLOTKEEPER_METRICS_PER_SCHEDULE:
+ * lib/metrics/per-schedule.ts).
+ *
+ * - schedule health: lib/health/schedule-health.ts (the same reads and rules as the console and the
+ *   alerts), read in pages of HEALTH_PAGE_SIZE so the web process holds one page at a time;
+ * - runs by state: pending, running and dead exactly, through run_queue's partial indexes; done and
+ *   skipped exactly while the table is small, and above ESTIMATE_ABOVE_ROWS the planner's row
+ *   estimate (EXPLAIN), because an exact count(*) would scan the whole table on every scrape;
  * - workers alive and alert deliveries waiting or failed.
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getOverviewTotals } from "../health/overview";
-import { getScheduleHealth, type ScheduleHealth } from "../health/schedule-health";
+import { getScheduleHealth, type HealthStatus, type ScheduleHealth } from "../health/schedule-health";
+import type { PerScheduleMetrics } from "./per-schedule";
 
 /** Above this many rows (planner estimate), done/skipped counts come from statistics, not count(*). */
 export const ESTIMATE_ABOVE_ROWS = 200_000;
-/** Lateness histograms cover runs started in the last this many seconds. */
-export const LATENESS_WINDOW_SECONDS = 300;
-/** …whose slot lies within this window (plus the schedule's jitter): keeps the read on runs_slot_key. */
-export const LATENESS_SLOT_WINDOW_SECONDS = 900;
-/** Bucket upper bounds (seconds) of both lateness histograms. */
-export const LATENESS_BUCKETS = [0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900];
+/** Schedules whose health is read per statement. */
+export const HEALTH_PAGE_SIZE = 2_000;
 
-export type LatenessHistogram = { buckets: number[]; counts: number[]; count: number; sum: number };
+export const HEALTH_STATUSES: HealthStatus[] = ["healthy", "late", "failing", "backlogged", "paused"];
+export const HEALTH_RULE_NAMES = ["late", "failing", "backlogged"] as const;
+
+/** One schedule reported on its own (opt-in). */
+export type ScheduleSeries = { name: string; enabled: boolean; health: ScheduleHealth };
 
 export type MetricsSnapshot = {
-  schedules: { name: string; enabled: boolean; health: ScheduleHealth }[];
+  /** Live schedules by status and handler (every status appears, with 0 when none). */
+  schedulesByStatus: { status: HealthStatus; handler: string; count: number }[];
+  /** How many live schedules break each rule right now. */
+  rulesHolding: { rule: (typeof HEALTH_RULE_NAMES)[number]; count: number }[];
+  /** The schedules chosen by SLOTKEEPER_METRICS_PER_SCHEDULE; empty by default. */
+  schedules: ScheduleSeries[];
   runs: { state: string; count: number; estimated: boolean }[];
-  claimLateness: LatenessHistogram;
-  startLateness: LatenessHistogram;
   workersAlive: number;
   deliveries: { pending: number; failed: number };
 };
 
+export type CollectOptions = { estimateAboveRows?: number; perSchedule?: PerScheduleMetrics; pageSize?: number };
+
 /** Read everything the metrics endpoint reports. */
-export async function collectMetrics(db: Db, opts: { estimateAboveRows?: number } = {}): Promise<MetricsSnapshot> {
-  const live = await db.execute<{ id: number; name: string; enabled: boolean }>(sql`
-    SELECT id, name, enabled FROM schedules WHERE deleted_at IS NULL ORDER BY name`);
-  const [health, totals, finished, lateness, deliveries] = await Promise.all([
-    healthWithoutJit(db, live.rows.map((s) => Number(s.id))),
+export async function collectMetrics(db: Db, opts: CollectOptions = {}): Promise<MetricsSnapshot> {
+  const [health, totals, finished, deliveries] = await Promise.all([
+    aggregateHealth(db, opts.perSchedule ?? null, opts.pageSize ?? HEALTH_PAGE_SIZE),
     getOverviewTotals(db),
     finishedRunCounts(db, opts.estimateAboveRows ?? ESTIMATE_ABOVE_ROWS),
-    latenessHistograms(db),
     deliveryCounts(db),
   ]);
   return {
-    schedules: live.rows.flatMap((s) => {
-      const h = health.get(Number(s.id));
-      return h ? [{ name: s.name, enabled: s.enabled, health: h }] : [];
-    }),
+    ...health,
     runs: [
       { state: "pending", count: totals.pending, estimated: false },
       { state: "running", count: totals.running, estimated: false },
       { state: "dead", count: totals.dead, estimated: false },
       ...finished,
     ],
-    ...lateness,
     workersAlive: totals.workersAlive,
     deliveries,
   };
+}
+
+type Live = { id: number; name: string; handler: string; enabled: boolean; tagged: boolean };
+
+/**
+ * Every live schedule's health, page by page, folded into the counts; the per-schedule series kept
+ * only for the opted-in set (the N worst so far, or the tagged ones).
+ */
+async function aggregateHealth(db: Db, perSchedule: PerScheduleMetrics, pageSize: number) {
+  const byStatus = new Map<string, { status: HealthStatus; handler: string; count: number }>();
+  const rules = new Map(HEALTH_RULE_NAMES.map((r) => [r, 0]));
+  let kept: ScheduleSeries[] = [];
+  const tag = perSchedule?.kind === "tag" ? perSchedule.tag : null;
+  for (let after = 0; ; ) {
+    const page = await db.execute<Live>(sql`
+      SELECT id, name, handler, enabled, ${tag === null ? sql`false` : sql`tags @> ARRAY[${tag}]::text[]`} AS tagged
+      FROM schedules WHERE deleted_at IS NULL AND id > ${after} ORDER BY id LIMIT ${pageSize}`);
+    if (page.rows.length === 0) break;
+    after = Number(page.rows[page.rows.length - 1].id);
+    const health = await healthWithoutJit(db, page.rows.map((s) => Number(s.id)));
+    for (const s of page.rows) {
+      const h = health.get(Number(s.id));
+      if (!h) continue;
+      const key = `${h.status}\u0000${s.handler}`;
+      const entry = byStatus.get(key) ?? { status: h.status, handler: s.handler, count: 0 };
+      entry.count += 1;
+      byStatus.set(key, entry);
+      for (const r of HEALTH_RULE_NAMES) if (h.rules[r]) rules.set(r, rules.get(r)! + 1);
+      if (perSchedule?.kind === "worst" || s.tagged) kept.push({ name: s.name, enabled: s.enabled, health: h });
+    }
+    if (perSchedule?.kind === "worst") kept = worstFirst(kept).slice(0, perSchedule.count);
+  }
+  // Every status appears for some handler, so a status that empties reads 0 rather than vanishing.
+  for (const status of HEALTH_STATUSES) {
+    if (![...byStatus.values()].some((e) => e.status === status)) byStatus.set(`${status}\u0000`, { status, handler: "", count: 0 });
+  }
+  return {
+    schedulesByStatus: [...byStatus.values()].sort((a, b) => a.status.localeCompare(b.status) || a.handler.localeCompare(b.handler)),
+    rulesHolding: HEALTH_RULE_NAMES.map((rule) => ({ rule, count: rules.get(rule)! })),
+    schedules: kept.sort((a, b) => a.name.localeCompare(b.name)),
+  };
+}
+
+const STATUS_RANK: Record<HealthStatus, number> = { failing: 0, late: 1, backlogged: 2, healthy: 3, paused: 4 };
+
+/**
+ * Worst first: by status (failing, late, backlogged, healthy, paused), then by how far past its
+ * threshold (seconds over the late or backlog threshold, whichever is more), then by name.
+ */
+export function worstFirst(list: ScheduleSeries[]): ScheduleSeries[] {
+  const overdue = (h: ScheduleHealth) =>
+    Math.max(
+      h.lateAfterSeconds === null ? -Infinity : (h.sinceLastSuccessSeconds ?? h.ageSeconds) - h.lateAfterSeconds,
+      h.backlogAfterSeconds === null || h.oldestPendingAgeSeconds === null ? -Infinity : h.oldestPendingAgeSeconds - h.backlogAfterSeconds,
+    );
+  return [...list].sort((a, b) => STATUS_RANK[a.health.status] - STATUS_RANK[b.health.status] || overdue(b.health) - overdue(a.health) || a.name.localeCompare(b.name));
 }
 
 /**
@@ -100,53 +157,6 @@ async function finishedRunCounts(db: Db, estimateAboveRows: number): Promise<Met
     }
   }
   return states.map((state) => ({ state, count: Number(rows.find((x) => x.state === state)?.n ?? 0), estimated }));
-}
-
-/**
- * Claim lateness: started_at − run_after, how long a claimable run waited for a worker (every
- * claim, retries included). Start lateness: started_at − due_at on first attempts, how late the
- * slot began as its owner sees it. Recent slots per schedule are read through runs_slot_key.
- */
-async function latenessHistograms(db: Db): Promise<{ claimLateness: LatenessHistogram; startLateness: LatenessHistogram }> {
-  const bounds = sql.param(LATENESS_BUCKETS);
-  const r = await db.execute<{ metric: "claim" | "start"; bucket: number; n: number; total: number }>(sql`
-    WITH recent AS (
-      SELECT extract(epoch FROM r.started_at - r.run_after)::float8 AS claim,
-        CASE WHEN r.attempts = 1 THEN extract(epoch FROM r.started_at - r.due_at)::float8 END AS start
-      FROM schedules s
-      JOIN LATERAL (
-        SELECT r.started_at, r.run_after, r.due_at, r.attempts FROM run_status r
-        WHERE r.schedule_id = s.id
-          AND r.scheduled_for >= (SELECT sk_now()) - make_interval(secs => ${LATENESS_SLOT_WINDOW_SECONDS} + s.jitter_seconds)
-          AND r.started_at >= (SELECT sk_now()) - make_interval(secs => ${LATENESS_WINDOW_SECONDS})
-        -- OFFSET 0 keeps this a per-schedule index range scan on runs_slot_key; flattened,
-        -- the planner prefers a hash join over a sequential scan of all runs.
-        OFFSET 0
-      ) r ON true
-    ),
-    observed AS (
-      SELECT 'claim' AS metric, greatest(claim, 0) AS x FROM recent
-      UNION ALL
-      SELECT 'start', greatest(start, 0) FROM recent WHERE start IS NOT NULL
-    )
-    -- width_bucket(x, bounds) counts the bounds <= x; Prometheus' "le" is inclusive, so a value
-    -- equal to a bound belongs to that bound's bucket, one lower.
-    SELECT metric,
-      width_bucket(x, ${bounds}::float8[]) - CASE WHEN x = ANY(${bounds}::float8[]) THEN 1 ELSE 0 END AS bucket,
-      count(*)::int AS n, sum(x)::float8 AS total
-    FROM observed GROUP BY 1, 2`);
-  const build = (metric: "claim" | "start"): LatenessHistogram => {
-    const perBucket = new Array<number>(LATENESS_BUCKETS.length + 1).fill(0); // last: above every bound (+Inf only)
-    let sum = 0;
-    for (const row of r.rows.filter((x) => x.metric === metric)) {
-      perBucket[row.bucket] += row.n;
-      sum += row.total;
-    }
-    let running = 0;
-    const counts = LATENESS_BUCKETS.map((_, i) => (running += perBucket[i]));
-    return { buckets: LATENESS_BUCKETS, counts, count: running + perBucket[LATENESS_BUCKETS.length], sum };
-  };
-  return { claimLateness: build("claim"), startLateness: build("start") };
 }
 
 /** Alert deliveries still to send (partial index) and given up on. */

@@ -1,40 +1,23 @@
 /**
  * Render a MetricsSnapshot as Prometheus text with prom-client, in a fresh Registry per scrape:
  * every value comes from the database at scrape time, so nothing is kept between scrapes and
- * every web process reports the same numbers.
+ * every web process reports the same numbers. Only gauges: counters and histograms of what workers
+ * did live in each worker (lib/metrics/worker-metrics.ts), where they only grow.
  */
-import { Gauge, Registry, type Metric } from "prom-client";
-import type { LatenessHistogram, MetricsSnapshot } from "./collect";
-
-/**
- * A histogram whose buckets were counted in SQL. prom-client's Histogram only accepts single
- * observations, so this object hands the registry the already-cumulative series directly.
- */
-function precomputedHistogram(name: string, help: string, h: LatenessHistogram) {
-  return {
-    name,
-    help,
-    type: "histogram",
-    get: async () => ({
-      name,
-      help,
-      type: "histogram",
-      aggregator: "sum",
-      values: [
-        ...h.buckets.map((le, i) => ({ metricName: `${name}_bucket`, labels: { le }, value: h.counts[i] })),
-        { metricName: `${name}_bucket`, labels: { le: "+Inf" }, value: h.count },
-        { metricName: `${name}_sum`, labels: {}, value: h.sum },
-        { metricName: `${name}_count`, labels: {}, value: h.count },
-      ],
-    }),
-  };
-}
+import { Gauge, Registry } from "prom-client";
+import type { MetricsSnapshot } from "./collect";
 
 /** The Prometheus text for one scrape, and its content type. */
 export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string; contentType: string }> {
   const registry = new Registry();
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
 
+  const byStatus = gauge("slotkeeper_schedules", "Live schedules by health status (healthy, late, failing, backlogged, paused) and handler.", ["status", "handler"]);
+  for (const e of s.schedulesByStatus) byStatus.set({ status: e.status, handler: e.handler }, e.count);
+  const holding = gauge("slotkeeper_schedules_rule_holding", "Live schedules for which the built-in health rule (late, failing, backlogged) holds right now.", ["rule"]);
+  for (const r of s.rulesHolding) holding.set({ rule: r.rule }, r.count);
+
+  // Per schedule: only the schedules SLOTKEEPER_METRICS_PER_SCHEDULE selects (none by default).
   const since = gauge("slotkeeper_schedule_since_last_success_seconds", "Seconds since the schedule's last successful run; absent when it never succeeded.", ["schedule"]);
   const dead = gauge("slotkeeper_schedule_dead_runs", "Runs of the schedule that exhausted their attempts (dead) and need a person.", ["schedule"]);
   const pending = gauge("slotkeeper_schedule_oldest_pending_age_seconds", "Seconds the schedule's oldest due pending run has waited since its slot; 0 when none waits.", ["schedule"]);
@@ -65,21 +48,6 @@ export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string;
     runs.set({ state: r.state }, r.count);
     estimated.set({ state: r.state }, r.estimated ? 1 : 0);
   }
-
-  registry.registerMetric(
-    precomputedHistogram(
-      "slotkeeper_claim_lateness_seconds",
-      "How long runs started in the last 5 minutes waited between becoming claimable (run_after) and being claimed.",
-      s.claimLateness,
-    ) as unknown as Metric,
-  );
-  registry.registerMetric(
-    precomputedHistogram(
-      "slotkeeper_start_lateness_seconds",
-      "How late first attempts started in the last 5 minutes began after their due time (started_at - due_at).",
-      s.startLateness,
-    ) as unknown as Metric,
-  );
 
   gauge("slotkeeper_workers_alive", "Worker processes that heartbeated within the last 30 seconds.").set(s.workersAlive);
   const deliveries = gauge("slotkeeper_alert_deliveries", "Alert notifications waiting to be sent (pending) or given up on (failed).", ["state"]);

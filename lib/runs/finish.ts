@@ -1,7 +1,10 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { intArray, prepare, runPrepared, tidArray, type Prepared } from "../db/prepared";
 import type { AttemptOutput } from "./output";
+
+/** The lateness of one written attempt, in seconds on the database clock; startSeconds only for a first attempt. */
+export type AttemptLateness = { claimSeconds: number; startSeconds: number | null };
 
 /** Longest error text stored on a run or attempt; longer messages are cut with a marker. */
 export const MAX_ERROR_LENGTH = 2000;
@@ -52,8 +55,21 @@ export function boundError(message: string | null | undefined): string | null {
  * A success deletes the queue row and writes the runs row once, in place: no index of runs names a
  * column it changes, so where the page has room it is a HOT update with no index entry.
  */
-export async function finishRuns(db: Db, workerId: string, results: RunResult[]): Promise<{ applied: number; stale: number[] }> {
+export async function finishRuns(db: Db, workerId: string, results: RunResult[], opts: FinishOptions = {}): Promise<{ applied: number; stale: number[] }> {
   if (results.length === 0) return { applied: 0, stale: [] };
+  const lateness: AttemptLateness[] = [];
+  const outcome = await finishBatch(db, workerId, results, lateness);
+  if (lateness.length > 0) opts.onLateness?.(lateness);
+  return outcome;
+}
+
+/** Options of finishRuns. */
+export type FinishOptions = {
+  /** Called with the lateness of the attempts the finish applied (the worker's histograms). */
+  onLateness?: (lateness: AttemptLateness[]) => void;
+};
+
+async function finishBatch(db: Db, workerId: string, results: RunResult[], lateness: AttemptLateness[]): Promise<{ applied: number; stale: number[] }> {
   results = await withSchedule(db, results);
   // Successes, nearly every result at the top of the hour, take a statement that does only what a
   // success needs; the rest (retry, dead, release) the general one.
@@ -67,19 +83,26 @@ export async function finishRuns(db: Db, workerId: string, results: RunResult[])
   if (succeeded.length > 0) {
     // Where the queue row was is almost always where it is; the rest go through the index.
     const byTid = succeeded.every((r) => r.queueTid !== undefined) ? succeeded : succeeded.filter((r) => r.queueTid !== undefined);
-    const done = byTid.length > 0 ? await finishSucceeded(db, workerId, byTid, "tid") : [];
+    const done = byTid.length > 0 ? await finishSucceeded(db, workerId, byTid, "tid") : { ids: [], lateness: [] };
+    lateness.push(...done.lateness);
     // The common case: every success applied where it was. Nothing to look up one by one.
-    if (done === "all" && byTid.length === results.length) return { applied: results.length, stale: [] };
-    add(done === "all" ? byTid.map((r) => r.id) : done);
+    if (done.ids === "all" && byTid.length === results.length) return { applied: results.length, stale: [] };
+    add(done.ids === "all" ? byTid.map((r) => r.id) : done.ids);
     const rest = succeeded.filter((r) => !applied.has(r.id));
     if (rest.length > 0) {
       const more = await finishSucceeded(db, workerId, rest, "index");
-      add(more === "all" ? rest.map((r) => r.id) : more);
+      lateness.push(...more.lateness);
+      add(more.ids === "all" ? rest.map((r) => r.id) : more.ids);
     }
   }
-  if (other.length > 0) add(await finishOther(db, workerId, other));
+  if (other.length > 0) {
+    const written = await finishOther(db, workerId, other);
+    lateness.push(...written.lateness);
+    add(written.ids);
+  }
   return { applied: applied.size, stale: results.map((r) => r.id).filter((id) => !applied.has(id)) };
 }
+
 
 /**
  * The output of the results that have some, for the attempts this statement applies (`held`: the
@@ -103,6 +126,26 @@ function outputValues(results: RunResult[]): Record<string, unknown> {
     outStdout: withOutput.map((r) => r.output!.stdout),
     outStderr: withOutput.map((r) => r.output!.stderr),
   };
+}
+
+/**
+ * What a finish returns per applied attempt, over its runs row r (as the claim saw it), the
+ * attempt's start as claimed and its token: claim lateness (started_at − run_after) and start
+ * lateness (started_at − due_at, first attempts only) in whole milliseconds. date_part is float8
+ * arithmetic, cheaper per run than extract's numeric.
+ */
+const latenessColumns = (startedAt: SQL, attempt: SQL) => sql`round(date_part('epoch', ${startedAt} - r.run_after) * 1000)::bigint AS claim_ms,
+      CASE WHEN ${attempt} = 1 THEN round(date_part('epoch', ${startedAt} - r.due_at) * 1000)::bigint END AS start_ms`;
+/** The lateness of a finish's applied attempts as one string: `claim[:start]` per attempt, comma-separated. */
+const LATENESS_AGGREGATE = sql`string_agg(concat_ws(':', claim_ms, start_ms), ',')`;
+
+/** Parse LATENESS_AGGREGATE's string into seconds. */
+function parseLateness(text: string | null): AttemptLateness[] {
+  if (!text) return [];
+  return text.split(",").map((entry) => {
+    const [claim, start] = entry.split(":");
+    return { claimSeconds: Number(claim) / 1000, startSeconds: start === undefined ? null : Number(start) / 1000 };
+  });
 }
 
 /**
@@ -158,11 +201,14 @@ const finishSucceededBy = (find: "tid" | "index", withOutput: boolean) => {
       -- a DELETE … RETURNING, puts that scan inside a nested loop, and reads the whole array again
       -- for every run (measured: 125,000 rows read for 500).
       WHERE r.id = h.id
-      RETURNING r.id
+      -- The attempt's lateness on the database clock (a success changes neither run_after nor
+      -- due_at, so these are the values the claim saw): claim lateness, and start lateness of a first attempt.
+      RETURNING r.id, ${latenessColumns(sql`h.started_at`, sql`h.attempt`)}
     )
     -- One row, not one per run (the driver's cost is per row and per column): how many were
-    -- applied and, only when some were not, which.
-    SELECT count(*)::int AS applied, CASE WHEN count(*) < ${sql.placeholder("sent")}::int THEN string_agg(id::text, ',') END AS ids FROM done`);
+    -- applied and, only when some were not, which; the lateness of every applied one in one string.
+    SELECT count(*)::int AS applied, CASE WHEN count(*) < ${sql.placeholder("sent")}::int THEN string_agg(id::text, ',') END AS ids,
+      ${LATENESS_AGGREGATE} AS lateness FROM done`);
 };
 // Each statement in two forms: without output, what nearly every success is (a no-op at the top of
 // the hour: its finish is the one bulk UPDATE of runs it always was), and with the insert of the
@@ -172,17 +218,18 @@ const FINISH_BY_INDEX = finishSucceededBy("index", false);
 const FINISH_BY_TID_OUT = finishSucceededBy("tid", true);
 const FINISH_BY_INDEX_OUT = finishSucceededBy("index", true);
 
-/** The ids a finish applied, or "all" when it applied every one it was given. */
-async function finishSucceeded(db: Db, workerId: string, results: RunResult[], find: "tid" | "index"): Promise<number[] | "all"> {
+/** The ids a finish applied, or "all" when it applied every one it was given, and their lateness. */
+async function finishSucceeded(db: Db, workerId: string, results: RunResult[], find: "tid" | "index"): Promise<{ ids: number[] | "all"; lateness: AttemptLateness[] }> {
   const values: Record<string, unknown> = { workerId, sent: results.length, ids: intArray(results.map((r) => r.id)), tokens: intArray(results.map((r) => r.attempt)), durations: intArray(results.map(roundedDuration)) };
   if (find === "tid") values.tids = tidArray(results.map((r) => r.queueTid!));
   else values.scheduleIds = intArray(results.map((r) => r.scheduleId!));
   const withOutput = results.some((r) => r.output !== undefined);
   if (withOutput) Object.assign(values, outputValues(results));
   const statement: Prepared = find === "tid" ? (withOutput ? FINISH_BY_TID_OUT : FINISH_BY_TID) : withOutput ? FINISH_BY_INDEX_OUT : FINISH_BY_INDEX;
-  const { rows } = await runPrepared<{ applied: number; ids: string | null }>(db, statement, values);
-  if (rows[0].applied === results.length) return "all";
-  return rows[0].ids ? rows[0].ids.split(",").map(Number) : [];
+  const { rows } = await runPrepared<{ applied: number; ids: string | null; lateness: string | null }>(db, statement, values);
+  const lateness = parseLateness(rows[0].lateness);
+  if (rows[0].applied === results.length) return { ids: "all", lateness };
+  return { ids: rows[0].ids ? rows[0].ids.split(",").map(Number) : [], lateness };
 }
 
 /** Failures, timeouts and releases (never a success: finishSucceeded): retry after backoff, dead, or back to pending at once; each with its attempts row. */
@@ -196,7 +243,7 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
     held AS (
       -- Fencing: only the holder of the current token may finish the run. Each queue row is found
       -- among its schedule's running runs (run_queue_running_idx) and locked, so the checks hold until commit.
-      SELECT h.ctid, h.max_attempts, h.started_at, x.*,
+      SELECT h.ctid, h.max_attempts, h.started_at, x.*, ${latenessColumns(sql`h.started_at`, sql`x.attempt`)},
         CASE
           WHEN x.outcome = 'aborted' THEN 'pending'
           WHEN x.non_retryable OR x.attempt >= h.max_attempts THEN 'dead'
@@ -209,6 +256,8 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
           AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
         FOR UPDATE
       ) h
+      -- The record before this statement changes it: run_after and due_at as the claim saw them (lateness).
+      CROSS JOIN LATERAL (SELECT r.run_after, r.due_at FROM runs r WHERE r.id = x.id) r
     ),
     decided AS (
       SELECT held.*,
@@ -242,7 +291,7 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
         duration_ms = d.duration_ms
       FROM decided d
       WHERE r.id = d.id
-      RETURNING r.id
+      RETURNING r.id, d.claim_ms, d.start_ms
     ),
     output AS (${OUTPUT_INSERT}),
     recorded AS (
@@ -252,10 +301,10 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
       FROM decided d
       ON CONFLICT (run_id, attempt) DO NOTHING
     )
-    SELECT id FROM finished`);
+    SELECT string_agg(id::text, ',') AS ids, ${LATENESS_AGGREGATE} AS lateness FROM finished`);
 
-async function finishOther(db: Db, workerId: string, results: RunResult[]): Promise<number[]> {
-  const result = await runPrepared<{ id: number }>(db, FINISH_OTHER, {
+async function finishOther(db: Db, workerId: string, results: RunResult[]): Promise<{ ids: number[]; lateness: AttemptLateness[] }> {
+  const result = await runPrepared<{ ids: string | null; lateness: string | null }>(db, FINISH_OTHER, {
     workerId,
     ids: intArray(results.map((r) => r.id)),
     tokens: intArray(results.map((r) => r.attempt)),
@@ -267,7 +316,8 @@ async function finishOther(db: Db, workerId: string, results: RunResult[]): Prom
     durations: intArray(results.map(roundedDuration)),
     ...outputValues(results),
   });
-  return result.rows.map((r) => Number(r.id));
+  const row = result.rows[0];
+  return { ids: row?.ids ? row.ids.split(",").map(Number) : [], lateness: parseLateness(row?.lateness ?? null) };
 }
 
 /**

@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { collectMetrics } from "@/lib/metrics/collect";
 import { parsePrometheusText, sampleValue, type Family } from "@/lib/metrics/parse-text";
+import { promtoolCheckMetrics } from "@/lib/testing/promtool";
 import { setClock } from "@/lib/testing/clock";
 import { setupTestDatabase } from "@/lib/testing/db";
 import { makeRun, makeSchedule } from "@/lib/testing/factories";
@@ -32,34 +33,49 @@ beforeAll(async () => {
   await t.pool.query("INSERT INTO workers (id, hostname, pid, concurrency, last_heartbeat_at) VALUES ('w1', 'h', 1, 10, sk_now()), ('w2', 'h', 2, 10, sk_now() - interval '5 minutes')");
 });
 
-async function scrape(): Promise<Map<string, Family>> {
-  const res = await metricsGet(new Request("http://localhost/api/metrics"), ctx);
-  expect(res.status).toBe(200);
-  expect(res.headers.get("content-type")).toContain("text/plain; version=0.0.4");
-  return parsePrometheusText(await res.text());
+async function scrape(env: Record<string, string> = {}): Promise<Map<string, Family>> {
+  const saved = { ...process.env };
+  Object.assign(process.env, env);
+  try {
+    const res = await metricsGet(new Request("http://localhost/api/metrics"), ctx);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/plain; version=0.0.4");
+    return parsePrometheusText(await res.text());
+  } finally {
+    for (const k of Object.keys(env)) if (saved[k] === undefined) delete process.env[k];
+    else process.env[k] = saved[k];
+  }
+}
+
+async function overviewSchedules() {
+  const res = await overviewGet(new Request("http://localhost/api/overview"), ctx);
+  return (await res.json()) as {
+    totals: { pending: number; running: number; dead: number; workersAlive: number };
+    schedules: { name: string; sinceLastSuccessSeconds: number | null; deadRuns: number; oldestPendingAgeSeconds: number | null; status: string }[];
+  };
 }
 
 describe("GET /api/metrics", () => {
-  it("parses as Prometheus text and matches the Overview's numbers", async () => {
-    const m = await scrape();
-    const res = await overviewGet(new Request("http://localhost/api/overview"), ctx);
-    const overview = (await res.json()) as {
-      totals: { pending: number; running: number; dead: number; workersAlive: number };
-      schedules: { name: string; sinceLastSuccessSeconds: number | null; deadRuns: number; oldestPendingAgeSeconds: number | null; status: string }[];
-    };
+  it("parses as Prometheus text, passes promtool, and aggregates what the Overview lists", async () => {
+    const res = await metricsGet(new Request("http://localhost/api/metrics"), ctx);
+    const text = await res.text();
+    expect(promtoolCheckMetrics(text)).toEqual({ status: 0, output: "" });
+    const m = parsePrometheusText(text);
+    const overview = await overviewSchedules();
     expect(overview.schedules.map((s) => s.name)).toEqual(["failing", "never", "ok", "paused", "slow"]);
-    for (const s of overview.schedules) {
-      const l = { schedule: s.name };
-      expect(sampleValue(m, "slotkeeper_schedule_since_last_success_seconds", l)).toBe(s.sinceLastSuccessSeconds ?? undefined);
-      expect(sampleValue(m, "slotkeeper_schedule_dead_runs", l)).toBe(s.deadRuns);
-      expect(sampleValue(m, "slotkeeper_schedule_oldest_pending_age_seconds", l)).toBe(s.oldestPendingAgeSeconds ?? 0);
-      // The status is the most urgent rule that holds: one definition for console, alerts and metrics.
-      const firing = ["failing", "late", "backlogged"].filter((rule) => sampleValue(m, "slotkeeper_schedule_rule_firing", { ...l, rule }) === 1);
-      expect(firing[0]).toBe(s.status === "healthy" || s.status === "paused" ? undefined : s.status);
-    }
     expect(Object.fromEntries(overview.schedules.map((s) => [s.name, s.status]))).toEqual({ failing: "failing", never: "late", ok: "healthy", paused: "paused", slow: "backlogged" });
-    expect(sampleValue(m, "slotkeeper_schedule_since_last_success_seconds", { schedule: "ok" })).toBe(80);
-    expect(sampleValue(m, "slotkeeper_schedule_oldest_pending_age_seconds", { schedule: "slow" })).toBe(600);
+    // By default no series names a schedule: the counts by status and handler add up to the Overview's list.
+    expect([...m.values()].flatMap((f) => f.samples).filter((x) => "schedule" in x.labels)).toEqual([]);
+    for (const status of ["healthy", "late", "failing", "backlogged", "paused"]) {
+      const counted = m.get("slotkeeper_schedules")!.samples.filter((x) => x.labels.status === status).reduce((a, x) => a + x.value, 0);
+      expect(counted, status).toBe(overview.schedules.filter((s) => s.status === status).length);
+    }
+    expect(sampleValue(m, "slotkeeper_schedules", { status: "healthy", handler: "noop" })).toBe(1);
+    expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "failing" })).toBe(1);
+    expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "late" })).toBe(1);
+    expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "backlogged" })).toBe(1);
+    // Lateness histograms are cumulative counters of what workers did: served by the workers, not here.
+    expect(m.has("slotkeeper_start_lateness_seconds")).toBe(false);
 
     expect(sampleValue(m, "slotkeeper_runs", { state: "pending" })).toBe(overview.totals.pending);
     expect(sampleValue(m, "slotkeeper_runs", { state: "running" })).toBe(overview.totals.running);
@@ -70,19 +86,32 @@ describe("GET /api/metrics", () => {
     expect(overview.totals.workersAlive).toBe(1);
   });
 
-  it("derives claim and start lateness histograms from recently started runs", async () => {
-    const m = await scrape();
-    expect(m.get("slotkeeper_claim_lateness_seconds")?.type).toBe("histogram");
-    // Claim: 2 s (first attempt) and exactly 1 s (the retry): le is inclusive.
-    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_bucket", { le: "0.5" })).toBe(0);
-    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_bucket", { le: "1" })).toBe(1);
-    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_bucket", { le: "2" })).toBe(2);
-    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_count")).toBe(2);
-    expect(sampleValue(m, "slotkeeper_claim_lateness_seconds_sum")).toBe(3);
-    // Start: first attempts only — the 2 s one (the 09:55 run started more than 5 minutes ago).
-    expect(sampleValue(m, "slotkeeper_start_lateness_seconds_bucket", { le: "1" })).toBe(0);
-    expect(sampleValue(m, "slotkeeper_start_lateness_seconds_bucket", { le: "+Inf" })).toBe(1);
-    expect(sampleValue(m, "slotkeeper_start_lateness_seconds_sum")).toBe(2);
+  it("with SLOTKEEPER_METRICS_PER_SCHEDULE=worst:2 reports the two worst schedules one by one, with the Overview's numbers", async () => {
+    const m = await scrape({ SLOTKEEPER_METRICS_PER_SCHEDULE: "worst:2" });
+    const named = new Set(m.get("slotkeeper_schedule_dead_runs")!.samples.map((x) => x.labels.schedule));
+    // Failing before late before backlogged.
+    expect([...named].sort()).toEqual(["failing", "never"]);
+    const overview = await overviewSchedules();
+    for (const s of overview.schedules.filter((x) => named.has(x.name))) {
+      const l = { schedule: s.name };
+      expect(sampleValue(m, "slotkeeper_schedule_since_last_success_seconds", l)).toBe(s.sinceLastSuccessSeconds ?? undefined);
+      expect(sampleValue(m, "slotkeeper_schedule_dead_runs", l)).toBe(s.deadRuns);
+      expect(sampleValue(m, "slotkeeper_schedule_oldest_pending_age_seconds", l)).toBe(s.oldestPendingAgeSeconds ?? 0);
+      const firing = ["failing", "late", "backlogged"].filter((rule) => sampleValue(m, "slotkeeper_schedule_rule_firing", { ...l, rule }) === 1);
+      expect(firing[0]).toBe(s.status);
+    }
+  });
+
+  it("with SLOTKEEPER_METRICS_PER_SCHEDULE=tag:critical reports the tagged schedules only", async () => {
+    await t.pool.query("UPDATE schedules SET tags = ARRAY['critical'] WHERE name IN ('ok', 'slow')");
+    try {
+      const m = await scrape({ SLOTKEEPER_METRICS_PER_SCHEDULE: "tag:critical" });
+      expect(m.get("slotkeeper_schedule_enabled")!.samples.map((x) => x.labels.schedule).sort()).toEqual(["ok", "slow"]);
+      expect(sampleValue(m, "slotkeeper_schedule_since_last_success_seconds", { schedule: "ok" })).toBe(80);
+      expect(sampleValue(m, "slotkeeper_schedule_oldest_pending_age_seconds", { schedule: "slow" })).toBe(600);
+    } finally {
+      await t.pool.query("UPDATE schedules SET tags = '{}'");
+    }
   });
 
   it("reads done and skipped from planner statistics on a large table, matching the exact counts once analysed", async () => {

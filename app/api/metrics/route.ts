@@ -1,3 +1,4 @@
+import { loadConfig } from "@/lib/config";
 import { collectMetrics } from "@/lib/metrics/collect";
 import { renderMetrics } from "@/lib/metrics/render";
 import { getDb } from "@/lib/server/db";
@@ -5,8 +6,8 @@ import { route } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
 
-/** Prometheus text: per-schedule health, runs by state, claim/start lateness, workers alive. */
+/** Prometheus text: schedules by status and handler, rules holding, runs by state, workers alive; per-schedule series only when opted in. */
 export const GET = route(async () => {
-  const { text, contentType } = await renderMetrics(await collectMetrics(getDb()));
+  const { text, contentType } = await renderMetrics(await collectMetrics(getDb(), { perSchedule: loadConfig().metricsPerSchedule }));
   return new Response(text, { headers: { "content-type": contentType, "cache-control": "no-store" } });
 });
