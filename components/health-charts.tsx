@@ -4,7 +4,15 @@ import { Bar, BarChart, CartesianGrid, Legend, Line, LineChart, ResponsiveContai
 import type { HealthCharts as Charts } from "@/lib/client/charts";
 import { formatDuration } from "./ui/time";
 
-const COLORS = ["#0f766e", "#7c3aed", "#ea580c", "#2563eb", "#db2777", "#65a30d", "#0891b2", "#9333ea", "#ca8a04", "#dc2626", "#4f46e5", "#059669"];
+// The palette lives in app/globals.css (--chart-1…12 and the outcome colours), with its dark-mode shades.
+const SERIES_COLORS = 12;
+const seriesColor = (i: number) => `var(--chart-${(i % SERIES_COLORS) + 1})`;
+const GRID = "var(--color-slate-200)";
+const AXIS = "var(--color-slate-500)";
+// Recharts paints legend text in the series colour; the text stays neutral (readable in both modes)
+// and the swatch beside it carries the colour.
+const legendText = (value: string) => <span className="text-slate-700">{value}</span>;
+const tooltipBox = { backgroundColor: "var(--color-white)", borderColor: "var(--color-slate-200)", color: "var(--color-slate-900)" };
 
 function tickTime(bucketSeconds: number) {
   return (iso: string) => {
@@ -37,13 +45,13 @@ export function HealthCharts({ charts }: { charts: Charts }) {
   const seriesLines = (data: Charts["sinceLastSuccess"]) => (
     <ResponsiveContainer width="100%" height="100%">
       <LineChart data={data} margin={{ top: 4, right: 8, left: 0, bottom: 0 }}>
-        <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
-        <XAxis dataKey="t" tickFormatter={fmt} minTickGap={40} fontSize={11} stroke="#64748b" />
-        <YAxis tickFormatter={(v: number) => formatDuration(v)} allowDecimals={false} width={64} fontSize={11} stroke="#64748b" />
-        <Tooltip labelFormatter={tooltipTime} formatter={(v) => formatDuration(Number(v))} />
-        {charts.series.length > 1 ? <Legend wrapperStyle={{ fontSize: 11 }} /> : null}
+        <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
+        <XAxis dataKey="t" tickFormatter={fmt} minTickGap={40} fontSize={11} stroke={AXIS} />
+        <YAxis tickFormatter={(v: number) => formatDuration(v)} allowDecimals={false} width={64} fontSize={11} stroke={AXIS} />
+        <Tooltip contentStyle={tooltipBox} labelFormatter={tooltipTime} formatter={(v) => formatDuration(Number(v))} />
+        {charts.series.length > 1 ? <Legend wrapperStyle={{ fontSize: 11 }} formatter={legendText} /> : null}
         {charts.series.map((s, i) => (
-          <Line key={s.key} type="monotone" dataKey={s.key} name={s.name} stroke={COLORS[i % COLORS.length]} dot={false} strokeWidth={1.75} isAnimationActive={false} connectNulls />
+          <Line key={s.key} type="monotone" dataKey={s.key} name={s.name} stroke={seriesColor(i)} dot={false} strokeWidth={1.75} isAnimationActive={false} connectNulls />
         ))}
       </LineChart>
     </ResponsiveContainer>
@@ -59,15 +67,15 @@ export function HealthCharts({ charts }: { charts: Charts }) {
       <ChartCard title="Runs by outcome" hint={`per ${BUCKET_LABEL[charts.bucketSeconds] ?? formatDuration(charts.bucketSeconds)}, by slot`} testId="chart-outcomes">
         <ResponsiveContainer width="100%" height="100%">
           <BarChart data={charts.outcomes} margin={{ top: 4, right: 8, left: 0, bottom: 0 }}>
-            <CartesianGrid stroke="#e2e8f0" strokeDasharray="3 3" />
-            <XAxis dataKey="t" tickFormatter={fmt} minTickGap={40} fontSize={11} stroke="#64748b" />
-            <YAxis allowDecimals={false} width={40} fontSize={11} stroke="#64748b" />
-            <Tooltip labelFormatter={tooltipTime} />
-            <Legend wrapperStyle={{ fontSize: 11 }} />
-            <Bar dataKey="done" stackId="o" fill="#10b981" isAnimationActive={false} />
-            <Bar dataKey="dead" stackId="o" fill="#ef4444" isAnimationActive={false} />
-            <Bar dataKey="skipped" stackId="o" fill="#94a3b8" isAnimationActive={false} />
-            <Bar dataKey="waiting" stackId="o" fill="#6366f1" isAnimationActive={false} />
+            <CartesianGrid stroke={GRID} strokeDasharray="3 3" />
+            <XAxis dataKey="t" tickFormatter={fmt} minTickGap={40} fontSize={11} stroke={AXIS} />
+            <YAxis allowDecimals={false} width={40} fontSize={11} stroke={AXIS} />
+            <Tooltip contentStyle={tooltipBox} labelFormatter={tooltipTime} />
+            <Legend wrapperStyle={{ fontSize: 11 }} formatter={legendText} />
+            <Bar dataKey="done" stackId="o" fill="var(--chart-done)" isAnimationActive={false} />
+            <Bar dataKey="dead" stackId="o" fill="var(--chart-dead)" isAnimationActive={false} />
+            <Bar dataKey="skipped" stackId="o" fill="var(--chart-skipped)" isAnimationActive={false} />
+            <Bar dataKey="waiting" stackId="o" fill="var(--chart-waiting)" isAnimationActive={false} />
           </BarChart>
         </ResponsiveContainer>
       </ChartCard>

@@ -120,33 +120,47 @@ test.describe("on a phone", () => {
   });
 });
 
+/** What is painted behind the page is dark and its text light, and every piece of text keeps WCAG's 3:1. */
+async function expectDarkAndReadable(page: Page, path: string, ready?: () => Promise<void>) {
+  await page.goto(path);
+  await expect(page.getByRole("heading").first()).toBeVisible();
+  await page.waitForLoadState("load");
+  await ready?.();
+  const [bodyBg, bodyFg] = await page.evaluate(() => {
+    const ctx = document.createElement("canvas").getContext("2d", { willReadFrequently: true })!;
+    const luma = (css: string) => {
+      ctx.fillStyle = css;
+      ctx.fillRect(0, 0, 1, 1);
+      const [r, g, b] = ctx.getImageData(0, 0, 1, 1).data;
+      return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+    };
+    return [luma(getComputedStyle(document.body).backgroundColor), luma(getComputedStyle(document.body).color)];
+  });
+  expect(bodyBg, `${path}: the background is dark`).toBeLessThan(0.2);
+  expect(bodyFg, `${path}: the text is light`).toBeGreaterThan(0.8);
+  // 3:1 is WCAG's minimum for large text and interface parts; it covers the charts' legends too.
+  await expect.poll(() => lowContrast(page, 3), { message: `readable text on ${path}` }).toEqual([]);
+}
+
 test.describe("in dark mode", () => {
   test.use({ colorScheme: "dark" });
 
   test("the console follows the system's dark setting, and its text stays readable", async ({ page, request }) => {
     const { name, runId } = await arrange(request, "dark");
-    for (const path of ["/", "/schedules", `/schedules/${encodeURIComponent(name)}`, `/runs/${runId}`, "/workers", "/settings"]) {
-      await page.goto(path);
-      await expect(page.getByRole("heading").first()).toBeVisible();
-      await page.waitForLoadState("load");
-      // Dark: what is painted behind the page is dark and its text light.
-      const [bodyBg, bodyFg] = await page.evaluate(() => {
-        const ctx = document.createElement("canvas").getContext("2d", { willReadFrequently: true })!;
-        const luma = (css: string) => {
-          ctx.fillStyle = css;
-          ctx.fillRect(0, 0, 1, 1);
-          const [r, g, b] = ctx.getImageData(0, 0, 1, 1).data;
-          return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
-        };
-        return [luma(getComputedStyle(document.body).backgroundColor), luma(getComputedStyle(document.body).color)];
-      });
-      expect(bodyBg, `${path}: the background is dark`).toBeLessThan(0.2);
-      expect(bodyFg, `${path}: the text is light`).toBeGreaterThan(0.8);
-      // WCAG's 3:1 (large text and interface parts) for every piece of text on the pages whose
-      // content this test made (the lists also hold other specs' schedules, in states it did not choose).
-      if (path !== "/" && path !== "/schedules") await expect.poll(() => lowContrast(page, 3), { message: `readable text on ${path}` }).toEqual([]);
+    // The Overview's charts hold the first 12 live schedules by name, one palette colour each: these
+    // 12 sort first, so every colour is on the page with its legend entry, whatever else is stored.
+    const palette = Array.from({ length: 12 }, (_, i) => `0-dark-palette-${SUFFIX}-${String(i).padStart(2, "0")}`);
+    for (const p of palette) expect((await request.post("/api/schedules", { data: { name: p, handler: "noop", everySeconds: 86_400 } })).status()).toBe(201);
+    try {
+      // The charts load after the page: the check waits for the last legend entry.
+      await expectDarkAndReadable(page, "/", () => expect(page.getByTestId("chart-since-last-success").getByText(palette[11])).toBeVisible());
+      for (const path of ["/schedules", `/schedules/${encodeURIComponent(name)}`, `/runs/${runId}`, "/workers", "/settings"]) {
+        await expectDarkAndReadable(page, path);
+      }
+      await page.goto("/");
+      await page.screenshot({ path: "e2e/output/screenshots/dark-overview.png", fullPage: true });
+    } finally {
+      for (const p of palette) await request.delete(`/api/schedules/${encodeURIComponent(p)}`);
     }
-    await page.goto("/");
-    await page.screenshot({ path: "e2e/output/screenshots/dark-overview.png", fullPage: true });
   });
 });
