@@ -12,7 +12,7 @@ import { defineHandler } from "../handlers/types";
 import { createLogger } from "../log";
 import { runAttempt } from "../../worker/attempt";
 import { AttemptAbort } from "../../worker/attempt-abort";
-import { createHandlerRegistry } from "../../worker/handlers/registry";
+import { builtinHandlers, createHandlerRegistry } from "../../worker/handlers/registry";
 
 const T0 = new Date("2030-01-01T10:00:00Z");
 const t = setupTestDatabase({ clock: T0 });
@@ -55,6 +55,28 @@ describe("claimRuns", () => {
     expect(lost).toMatchObject({ attempt: 1, worker_id: "w1", outcome: "lease_expired" });
     expect((await heartbeatRuns(t.db, "w1", [{ id, attempt: 1 }])).has(id)).toBe(false);
     expect((await heartbeatRuns(t.db, "w2", [{ id, attempt: 2 }])).has(id)).toBe(true);
+  });
+
+  it("an expired lease is lost before anyone takes the run over: its renewal and its fenced ledger write are refused", async () => {
+    const s = (await makeSchedule(t.db, { handler: "sql-ledger", leaseSeconds: 4 })).id;
+    const earlier = new Date(T0.getTime() - 1000);
+    const [, id] = await makeRuns(t.db, s, [{ scheduledFor: earlier }, { scheduledFor: T0 }]);
+    const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 2 });
+    expect(claimed).toHaveLength(2);
+    const frozen = claimed.find((c) => c.id === id)!;
+    const live = claimed.find((c) => c.id !== id)!;
+    const registry = createHandlerRegistry(builtinHandlers(t.db));
+    const deps = { registry, workerId: "w1", log: createLogger("test", "silent") };
+    // While the lease holds, the attempt writes (the other run stands for a healthy one).
+    expect(await runAttempt(live, deps, new AttemptAbort())).toMatchObject({ outcome: "succeeded" });
+    // The worker was frozen past its lease; nobody has claimed the run since.
+    await advanceClock(t.pool, 5_000);
+    expect((await heartbeatRuns(t.db, "w1", [{ id, attempt: 1 }])).has(id)).toBe(false);
+    expect((await readRun(t.pool, id)).lease_owner).toBe("w1");
+    const late = await runAttempt(frozen, deps, new AttemptAbort());
+    expect(late).toMatchObject({ outcome: "failed", error: expect.stringMatching(/no longer holds/) });
+    const ledger = await t.pool.query("SELECT scheduled_for, fencing_token FROM ledger ORDER BY scheduled_for");
+    expect(ledger.rows).toEqual([{ scheduled_for: earlier, fencing_token: 1 }]);
   });
 
   it("rescues an expired lease in any partition, but claims pending runs only in its own", async () => {

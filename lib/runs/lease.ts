@@ -74,8 +74,12 @@ const RENEW = prepare("sk_heartbeat", sql`
       SET lease_expires_at = (SELECT sk_now()) + make_interval(secs => h.lease_seconds)
       FROM held h
       -- The fence is checked on the row as updated (a concurrent rescue re-checks it after its lock).
+      -- An expired lease is lost even before anyone takes the run over: the worker's own deadline
+      -- (lease minus margin since the last renewal was sent) has aborted the attempt by then, and a
+      -- renewal that revived the lease would let that aborted attempt's late writes pass the fence.
       WHERE q.ctid = h.ctid
         AND q.state = 'running' AND q.run_id = h.id AND q.attempts = h.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
+        AND q.lease_expires_at > (SELECT sk_now())
       RETURNING q.run_id, q.ctid
     )
     -- "id (page,item)" per run in one string: the driver's cost is per row and per column.

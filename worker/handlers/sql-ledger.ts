@@ -14,8 +14,13 @@ const info = BUILTIN_HANDLERS.find((h) => h.name === "sql-ledger")!;
 export type LedgerPayload = { delayMs?: number; interruptible?: boolean };
 
 /**
- * The article's pattern, runnable: one ledger row per slot, keyed by the idempotency key. A repeat
- * with a higher fencing token overwrites (and counts the write); a lower token changes nothing.
+ * The article's pattern, runnable: one ledger row per slot, keyed by the idempotency key, written
+ * only while the attempt still holds the run. The fence is the live queue row, read in the same
+ * statement: running, this attempt's token, this worker, and a lease that has not expired by the
+ * database clock. So a superseded attempt's write is refused in either order: after its
+ * successor's (the token moved on) and before it (the lease ran out while the worker was frozen,
+ * and nobody has claimed the run yet). A repeat with a higher token overwrites (and counts the
+ * write); a lower token changes nothing.
  */
 export function sqlLedgerHandler(db: Db) {
   return defineHandler<LedgerPayload>({
@@ -25,7 +30,11 @@ export function sqlLedgerHandler(db: Db) {
       if (delayMs > 0) await waitFor(delayMs, ctx.payload?.interruptible === false ? undefined : ctx.signal);
       const r = await db.execute<{ writes: number }>(sql`
         INSERT INTO ledger (idempotency_key, schedule_id, scheduled_for, fencing_token, worker_id, created_at)
-        VALUES (${ctx.idempotencyKey}, ${ctx.schedule.id}, ${ctx.slot.toISOString()}::timestamptz, ${ctx.fencingToken}, ${ctx.workerId}, sk_now())
+        SELECT ${ctx.idempotencyKey}, ${ctx.schedule.id}, ${ctx.slot.toISOString()}::timestamptz, ${ctx.fencingToken}, ${ctx.workerId}, sk_now()
+        WHERE EXISTS (
+          SELECT 1 FROM run_queue q
+          WHERE q.state = 'running' AND q.schedule_id = ${ctx.schedule.id} AND q.scheduled_for = ${ctx.slot.toISOString()}::timestamptz
+            AND q.run_id = ${ctx.runId} AND q.attempts = ${ctx.fencingToken} AND q.lease_owner = ${ctx.workerId} AND q.lease_expires_at > sk_now())
         ON CONFLICT (idempotency_key) DO UPDATE
           SET fencing_token = excluded.fencing_token, worker_id = excluded.worker_id, writes = ledger.writes + 1
           -- Fencing: a write carrying a lower (older) token than the stored one is rejected.
@@ -33,7 +42,7 @@ export function sqlLedgerHandler(db: Db) {
         RETURNING writes`);
       if (r.rows.length === 0) {
         ctx.log.warn({ event: "ledger:write:rejected", idempotencyKey: ctx.idempotencyKey, fencingToken: ctx.fencingToken, aborted: ctx.signal.aborted });
-        throw new NonRetryableError(`ledger: a newer attempt already wrote ${ctx.idempotencyKey}; token ${ctx.fencingToken} rejected`);
+        throw new NonRetryableError(`ledger: attempt ${ctx.fencingToken} no longer holds ${ctx.idempotencyKey} (superseded or its lease expired); the write was refused`);
       }
       ctx.log.info({ event: "ledger:write:applied", idempotencyKey: ctx.idempotencyKey, fencingToken: ctx.fencingToken, writes: r.rows[0].writes });
       return { writes: r.rows[0].writes };
