@@ -85,7 +85,7 @@ export async function logout(req: Request): Promise<Response> {
     if (actor) {
       await db.transaction(async (tx) => {
         const ended = actor.personId !== undefined ? await deletePersonSessions(tx, actor.personId) : await deleteAccountSessions(tx, actor.name);
-        await recordAudit(tx, actor, { action: "auth.logout_everywhere", targetType: "system", after: { sessionsEnded: ended } });
+        await recordAudit(tx, actor, { action: "auth.logout_everywhere", targetType: "system", after: { signedOut: ended } });
       });
     } else {
       await deleteSession(db, id);

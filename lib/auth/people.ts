@@ -79,10 +79,10 @@ export async function updatePerson(db: Db, actor: Actor, name: string, patch: Pe
     if (before.role !== after.role) [b.role, a.role] = [before.role, after.role];
     if (before.displayName !== after.displayName) [b.displayName, a.displayName] = [before.displayName, after.displayName];
     if ((before.disabledAt !== null) !== (after.disabledAt !== null)) [b.disabled, a.disabled] = [before.disabledAt !== null, after.disabledAt !== null];
-    if (hash !== undefined) a.passwordReset = true;
-    let sessionsEnded = 0;
-    if (hash !== undefined || patch.disabled === true) sessionsEnded = await deletePersonSessions(tx, id);
-    await recordAudit(tx, actor, { action: "person.update", targetType: "person", targetId: after.name, before: b, after: { ...a, ...(sessionsEnded ? { sessionsEnded } : {}) } });
+    if (hash !== undefined) a.reset = "password";
+    let signedOut = 0;
+    if (hash !== undefined || patch.disabled === true) signedOut = await deletePersonSessions(tx, id);
+    await recordAudit(tx, actor, { action: "person.update", targetType: "person", targetId: after.name, before: b, after: { ...a, ...(signedOut ? { signedOut } : {}) } });
     return after;
   });
 }
@@ -105,8 +105,8 @@ export async function changeOwnPassword(db: Db, actor: Actor, change: PasswordCh
   const hash = await hashPassword(change.newPassword);
   await db.transaction(async (tx) => {
     await tx.execute(sql`UPDATE people SET password_hash = ${hash} WHERE id = ${personId}`);
-    const sessionsEnded = await deletePersonSessions(tx, personId);
-    await recordAudit(tx, actor, { action: "person.password", targetType: "person", targetId: actor.name, after: { passwordChanged: true, sessionsEnded } });
+    const signedOut = await deletePersonSessions(tx, personId);
+    await recordAudit(tx, actor, { action: "person.password", targetType: "person", targetId: actor.name, after: { changed: "password", signedOut } });
   });
 }
 
