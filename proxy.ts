@@ -27,7 +27,7 @@ export function proxy(request: NextRequest) {
   }
 
   if (settings.mode === "credentials" && path !== "/login") {
-    if (!readSessionCookie(request.headers.get("cookie"))) {
+    if (!readSessionCookie(request, settings)) {
       const url = request.nextUrl.clone();
       url.pathname = "/login";
       url.search = `?next=${encodeURIComponent(path + request.nextUrl.search)}`;

@@ -97,7 +97,12 @@ describe("environment accounts", () => {
     expect(res.status).toBe(200);
     const set = res.headers.get("set-cookie")!;
     expect(set).toMatch(/^__Host-sk_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
-    expect(await meStatus(set.split(";")[0])).toBe(200);
+    const cookie = set.split(";")[0];
+    expect((await call("me", "GET", { cookie, url: "https://localhost" })).status).toBe(200);
+    // Each name counts only on its own scheme: a plain sk_session over https could have been planted.
+    const plain = cookie.replace("__Host-sk_session=", "sk_session=");
+    expect((await call("me", "GET", { cookie: plain, url: "https://localhost" })).status).toBe(401);
+    expect(await meStatus(cookie)).toBe(401);
   });
 });
 

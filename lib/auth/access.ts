@@ -65,7 +65,7 @@ export async function resolveAccess(req: Request, settings: AccessSettings, find
     return { actor, credential: "bearer" };
   }
   if (settings.mode === "credentials") {
-    const id = readSessionCookie(req.headers.get("cookie"));
+    const id = readSessionCookie(req, settings);
     const actor = id ? await findSession(id) : null;
     if (!actor) throw new AppError("unauthorized", "sign in at /login, or send an API token as `Authorization: Bearer <token>`");
     return { actor, credential: "cookie" };

@@ -50,8 +50,14 @@ describe("session cookie", () => {
     expect(sessionCookieHeader("abc", { maxAgeSeconds: 1, secure: true })).toBe(`${SECURE_SESSION_COOKIE}=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=1; Secure`);
     expect(sessionCookieHeader("abc", { maxAgeSeconds: 1, secure: true })).not.toContain("Domain");
     expect(readCookie(`a=1; ${SESSION_COOKIE}=xyz; b=2`, SESSION_COOKIE)).toBe("xyz");
-    expect(readSessionCookie(`a=1; ${SECURE_SESSION_COOKIE}=sec`)).toBe("sec");
-    expect(readSessionCookie(`a=1; ${SESSION_COOKIE}=plain`)).toBe("plain");
+    const both = { cookie: `a=1; ${SECURE_SESSION_COOKIE}=sec; ${SESSION_COOKIE}=plain` };
+    expect(readSessionCookie(req(both, "https://console.example/api/me"), { trustProxy: false })).toBe("sec");
+    expect(readSessionCookie(req(both), { trustProxy: false })).toBe("plain");
+    // Over https a plain sk_session (planted by a sibling host or a plain-http page) does not count.
+    expect(readSessionCookie(req({ cookie: `${SESSION_COOKIE}=plain` }, "https://console.example/api/me"), { trustProxy: false })).toBeUndefined();
+    // Behind a trusted proxy, its X-Forwarded-Proto says https.
+    expect(readSessionCookie(req({ ...both, "x-forwarded-proto": "https" }), { trustProxy: true })).toBe("sec");
+    expect(readSessionCookie(req({ ...both, "x-forwarded-proto": "https" }), { trustProxy: false })).toBe("plain");
   });
 });
 

@@ -7,7 +7,7 @@ import { checkMutationRequest } from "../security/csrf";
 import { clientAddress } from "./client-address";
 import { ACCOUNTS, checkLogin } from "./passwords";
 import { authenticatePerson } from "./people";
-import { readSessionCookie, sessionCookieHeader } from "./session";
+import { overHttps, readSessionCookie, sessionCookieHeader } from "./session";
 import { createSession, deleteAccountSessions, deletePersonSessions, deleteSession, findSessionActor, type SessionOwner } from "./sessions";
 import { getAccessSettings, type AccessSettings } from "./settings";
 import { LoginThrottle } from "./throttle";
@@ -15,15 +15,10 @@ import { LoginThrottle } from "./throttle";
 const g = globalThis as { __slotkeeperLoginThrottle?: LoginThrottle };
 const throttle = (g.__slotkeeperLoginThrottle ??= new LoginThrottle());
 
-/** Whether the session cookie should carry Secure (and the __Host- name): when the browser reached us over https. */
-export function overHttps(req: Request): boolean {
-  return new URL(req.url).protocol === "https:" || (getAccessSettings().trustProxy && req.headers.get("x-forwarded-proto") === "https");
-}
-
 /** Open a session for `owner` and the Set-Cookie header that hands it to the browser. */
 export async function openSession(req: Request, settings: AccessSettings, owner: SessionOwner): Promise<string> {
   const id = await createSession(getDb(), owner, settings.sessionHours);
-  return sessionCookieHeader(id, { maxAgeSeconds: settings.sessionHours * 3600, secure: overHttps(req) });
+  return sessionCookieHeader(id, { maxAgeSeconds: settings.sessionHours * 3600, secure: overHttps(req, settings) });
 }
 
 /** Who a (user, password) pair is: an environment account (operator, viewer) or a person. */
@@ -77,7 +72,7 @@ export async function login(req: Request): Promise<Response> {
 export async function logout(req: Request): Promise<Response> {
   const settings = getAccessSettings();
   checkMutationRequest(req, "loopback", settings);
-  const id = readSessionCookie(req.headers.get("cookie"));
+  const id = readSessionCookie(req, settings);
   const everywhere = ["1", "true"].includes(new URL(req.url).searchParams.get("everywhere") ?? "");
   if (id) {
     const db = getDb();
@@ -91,5 +86,5 @@ export async function logout(req: Request): Promise<Response> {
       await deleteSession(db, id);
     }
   }
-  return new Response(null, { status: 204, headers: { "set-cookie": sessionCookieHeader("", { maxAgeSeconds: 0, secure: overHttps(req) }), "cache-control": "no-store" } });
+  return new Response(null, { status: 204, headers: { "set-cookie": sessionCookieHeader("", { maxAgeSeconds: 0, secure: overHttps(req, settings) }), "cache-control": "no-store" } });
 }

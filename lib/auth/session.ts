@@ -12,9 +12,18 @@ export const SESSION_COOKIE = "sk_session";
  */
 export const SECURE_SESSION_COOKIE = "__Host-sk_session";
 
-/** The session id a request carries (either cookie name), or undefined. */
-export function readSessionCookie(header: string | null): string | undefined {
-  return readCookie(header, SECURE_SESSION_COOKIE) ?? readCookie(header, SESSION_COOKIE);
+/** Whether the browser reached us over https (directly, or through a trusted proxy that says so). */
+export function overHttps(req: Request, settings: { trustProxy: boolean }): boolean {
+  return new URL(req.url).protocol === "https:" || (settings.trustProxy && req.headers.get("x-forwarded-proto") === "https");
+}
+
+/**
+ * The session id a request carries, or undefined: over https only `__Host-sk_session` counts (a
+ * plain `sk_session` could have been planted by a sibling host or a plain-http page), over http
+ * only `sk_session`.
+ */
+export function readSessionCookie(req: Request, settings: { trustProxy: boolean }): string | undefined {
+  return readCookie(req.headers.get("cookie"), overHttps(req, settings) ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
 }
 
 /** The value of one cookie from a Cookie header, or undefined. */
