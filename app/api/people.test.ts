@@ -252,6 +252,11 @@ describe("people routes", () => {
     const people = (JSON.parse(text) as { people: { name: string; role: string; displayName: string | null }[] }).people;
     expect(people.find((p) => p.name === "ada")).toMatchObject({ role: "admin", displayName: "Ada L." });
     expect(people.find((p) => p.name === "ivy")).toMatchObject({ role: "operator" });
+    // A display name is set and cleared; the login name stays.
+    const named = await call("people/[name]", "PATCH", { cookie: admin, params: { name: "ivy" }, body: { displayName: "Ivy I." } });
+    expect(((await named.json()) as { person: { displayName: string | null } }).person.displayName).toBe("Ivy I.");
+    await call("people/[name]", "PATCH", { cookie: admin, params: { name: "ivy" }, body: { displayName: null } });
+    expect((await t.pool.query("SELECT display_name, role FROM people WHERE name = 'ivy'")).rows).toEqual([{ display_name: null, role: "operator" }]);
     // The environment operator is an admin too.
     const op = await signIn("operator", OPERATOR_PASSWORD);
     expect((await call("people", "GET", { cookie: op })).status).toBe(200);
