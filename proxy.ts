@@ -1,13 +1,15 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { loopbackRefusal } from "./lib/auth/access";
-import { readCookie, SESSION_COOKIE, verifySession } from "./lib/auth/session";
+import { readSessionCookie } from "./lib/auth/session";
 import { getAccessSettings } from "./lib/auth/settings";
 import { contentSecurityPolicy } from "./lib/security/csp";
 
 /**
  * Runs before every page request (Node runtime, Next 16's default for proxy):
  * - loopback-only mode: refuse other clients with 403 and instructions;
- * - credentials mode: send pages without a valid session to /login;
+ * - credentials mode: send pages without a session cookie to /login (whether the session still
+ *   holds is the API's to say: a page whose session ended gets 401 from its first API call, and the
+ *   console then goes to /login — lib/client/api.ts);
  * - pages get a fresh CSP nonce, which Next.js puts on its own scripts.
  *
  * API routes are not matched: each one decides access itself (lib/server/route.ts, and
@@ -25,8 +27,7 @@ export function proxy(request: NextRequest) {
   }
 
   if (settings.mode === "credentials" && path !== "/login") {
-    const session = verifySession(readCookie(request.headers.get("cookie"), SESSION_COOKIE), settings.sessionSecret);
-    if (!session) {
+    if (!readSessionCookie(request, settings)) {
       const url = request.nextUrl.clone();
       url.pathname = "/login";
       url.search = `?next=${encodeURIComponent(path + request.nextUrl.search)}`;

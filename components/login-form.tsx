@@ -8,9 +8,13 @@ function safeNext(next: string | undefined): string {
   return next && next.startsWith("/") && !next.startsWith("//") && !next.startsWith("/\\") ? next : "/";
 }
 
-/** The sign-in form: account (operator or viewer) and password; goes to `next` on success. */
+/** The select's value for "a person's own account", which shows the login-name field. */
+const PERSON = "__person";
+
+/** The sign-in form: account (operator, viewer, or a person's login name) and password; goes to `next` on success. */
 export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boolean }) {
-  const [user, setUser] = useState("operator");
+  const [account, setAccount] = useState("operator");
+  const [name, setName] = useState("");
   const [password, setPassword] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -20,6 +24,7 @@ export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boole
     setBusy(true);
     setError(null);
     try {
+      const user = account === PERSON ? name.trim() : account;
       await fetchJson("/api/auth/login", { method: "POST", json: { user, password } });
       // A full load, so every cached query is fetched again as the new user.
       window.location.assign(safeNext(next));
@@ -33,11 +38,26 @@ export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boole
     <form onSubmit={submit} className="max-w-sm space-y-4 rounded-lg border border-slate-200 bg-white p-6" data-testid="login-form">
       <label className="block text-sm">
         <span className="text-slate-700">Account</span>
-        <select name="user" data-testid="login-user" value={user} onChange={(e) => setUser(e.target.value)} className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2">
+        <select name="account" data-testid="login-user" value={account} onChange={(e) => setAccount(e.target.value)} className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2">
           <option value="operator">operator</option>
           {hasViewer ? <option value="viewer">viewer</option> : null}
+          <option value={PERSON}>my own account…</option>
         </select>
       </label>
+      {account === PERSON ? (
+        <label className="block text-sm">
+          <span className="text-slate-700">Login name</span>
+          <input
+            name="user"
+            autoComplete="username"
+            data-testid="login-name"
+            value={name}
+            onChange={(e) => setName(e.target.value)}
+            className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2"
+            required
+          />
+        </label>
+      ) : null}
       <label className="block text-sm">
         <span className="text-slate-700">Password</span>
         <input

@@ -12,10 +12,10 @@ export function SessionMenu() {
   const [busy, setBusy] = useState(false);
   if (!me.data) return null;
   const { actor, access } = me.data;
-  const signOut = async () => {
+  const signOut = async (everywhere: boolean) => {
     setBusy(true);
     try {
-      await fetchJson("/api/auth/logout", { method: "POST" });
+      await fetchJson(`/api/auth/logout${everywhere ? "?everywhere=1" : ""}`, { method: "POST" });
     } finally {
       queryClient.clear();
       // A full load: nothing of the signed-out user's state may survive in memory.
@@ -30,9 +30,14 @@ export function SessionMenu() {
         <span data-testid="session-role" className="rounded bg-slate-100 px-1.5 py-0.5">{actor.role}</span>
       </p>
       {access === "credentials" && actor.kind === "user" ? (
-        <button type="button" data-testid="sign-out" disabled={busy} onClick={signOut} className="mt-2 rounded-md border border-slate-300 px-2 py-1 hover:bg-slate-100 disabled:opacity-50">
-          Sign out
-        </button>
+        <div className="mt-2 flex flex-wrap gap-2">
+          <button type="button" data-testid="sign-out" disabled={busy} onClick={() => signOut(false)} className="rounded-md border border-slate-300 px-2 py-1 hover:bg-slate-100 disabled:opacity-50">
+            Sign out
+          </button>
+          <button type="button" data-testid="sign-out-everywhere" disabled={busy} onClick={() => signOut(true)} title="End every session of this account, on every device" className="rounded-md border border-slate-300 px-2 py-1 hover:bg-slate-100 disabled:opacity-50">
+            Sign out everywhere
+          </button>
+        </div>
       ) : null}
     </div>
   );

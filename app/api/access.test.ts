@@ -77,6 +77,7 @@ const LOOPBACK_GET: Record<string, { query?: string; expect: (body: Json, res: R
     },
   },
   overview: { expect: (b) => expect(b.totals).toMatchObject({ schedules: 1, dead: 1 }) },
+  people: { expect: (b) => expect(b).toEqual({ people: [] }) },
   "runs/[id]": { expect: (b) => expect(b.run).toMatchObject({ id: ids.run, scheduleName: "x", state: "dead", attempts: 6 }) },
   runs: { query: "?state=dead", expect: (b) => expect((b.runs as { id: number }[]).map((r) => r.id)).toEqual([ids.run]) },
   "schedules/[name]/audit": { expect: (b) => expect(b).toEqual({ entries: [], nextCursor: null }) },
@@ -129,6 +130,28 @@ describe("every API route", () => {
     want.expect(res.headers.get("content-type")?.includes("json") ? (JSON.parse(text) as Json) : ({ text } as Json), res);
     // The fixture's one schedule (handler noop) has a dead run: failing, in the default aggregates.
     if (route === "metrics") expect(text).toContain('slotkeeper_schedules{status="failing",handler="noop"} 1');
+  });
+});
+
+describe("people", () => {
+  it("only an admin lists, adds and changes people; any person changes only their own password", async () => {
+    const asToken = (token: string) => ({ authorization: `Bearer ${token}`, "content-type": "application/json" });
+    const body = JSON.stringify({ name: "pat", role: "viewer", password: "pat-password-1" });
+    for (const token of [viewerToken, operatorToken]) {
+      expect((await call("people", "GET", asToken(token))).status).toBe(403);
+      expect((await call("people", "POST", asToken(token), body)).status).toBe(403);
+      expect((await call("people/[name]", "PATCH", asToken(token), JSON.stringify({ role: "admin" }))).status).toBe(403);
+    }
+    expect((await tdb.pool.query("SELECT 1 FROM people")).rowCount).toBe(0);
+    // The local operator is an admin.
+    const created = await call("people", "POST", { origin: "http://localhost:3000", "content-type": "application/json" }, body);
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ person: { name: "pat", role: "viewer", displayName: null, disabledAt: null } });
+    expect((await tdb.pool.query("SELECT actor, actor_kind FROM audit_log WHERE action = 'person.create'")).rows).toEqual([{ actor: "local", actor_kind: "local" }]);
+    // A token or the local operator has no password of its own to change.
+    expect((await call("me/password", "POST", asToken(operatorToken), JSON.stringify({ currentPassword: "x", newPassword: "long-enough-pw" }))).status).toBe(403);
+    expect((await call("me/password", "POST", { "content-type": "application/json" }, JSON.stringify({ currentPassword: "x", newPassword: "long-enough-pw" }))).status).toBe(403);
+    await tdb.pool.query("DELETE FROM people");
   });
 });
 

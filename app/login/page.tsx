@@ -23,7 +23,7 @@ export default async function LoginPage({ searchParams }: { searchParams: Promis
   }
   return (
     <>
-      <PageHeader title="Sign in" description="Operators change schedules and runs; viewers read everything." />
+      <PageHeader title="Sign in" description="With your own account (given by an admin), or the installation's operator or viewer account." />
       <LoginForm next={typeof next === "string" ? next : undefined} hasViewer={!!settings.viewerPassword} />
     </>
   );

@@ -13,6 +13,8 @@ export type Actor = {
   scheduleTags?: string[];
   /** For a token: which one, and when it expires (a token mints no token outliving itself). */
   token?: { id: number; expiresAt: string | null };
+  /** For a person signed in with their own account (lib/auth/people.ts): which one. */
+  personId?: number;
 };
 
 /** The actor for changes made by Slotkeeper itself (workers, scripts). */
@@ -23,7 +25,7 @@ type Executor = Pick<Db, "execute">;
 
 export type AuditEntry = {
   action: string; // e.g. "schedule.create", "schedule.update", "run.requeue"
-  targetType: "schedule" | "run" | "token" | "channel" | "system";
+  targetType: "schedule" | "run" | "token" | "channel" | "person" | "system";
   targetId?: string | number | null;
   scheduleId?: number | null;
   before?: unknown;

@@ -1,7 +1,7 @@
 import type { Actor } from "../audit/record";
 import { AppError } from "../errors";
 import { clientAddress, isLoopbackHost, OUTBOUND_REFUSAL } from "./client-address";
-import { readCookie, SESSION_COOKIE, verifySession } from "./session";
+import { readSessionCookie } from "./session";
 import type { AccessSettings } from "./settings";
 
 /** How the caller proved who it is; it decides which cross-site checks a mutation needs. */
@@ -12,6 +12,9 @@ export type Access = { actor: Actor; credential: Credential };
 
 /** Looks a bearer token up (lib/auth/tokens.ts findTokenActor, bound to the database). */
 export type TokenLookup = (token: string) => Promise<Actor | null>;
+
+/** Looks a session cookie up (lib/auth/sessions.ts findSessionActor, bound to the database). */
+export type SessionLookup = (sessionId: string) => Promise<Actor | null>;
 
 /**
  * The local operator: whoever can reach the loopback interface when no credentials exist — a
@@ -49,9 +52,10 @@ export function loopbackRefusal(req: Request, settings: AccessSettings): string 
 /**
  * Who is calling, or an AppError: 401 for a bad or missing credential, 403 for a client outside
  * loopback when no credentials are configured. A bearer token works from anywhere in any mode; a
- * session cookie only in credentials mode; loopback alone only in loopback-only mode.
+ * session cookie (its row in the sessions table) only in credentials mode; loopback alone only in
+ * loopback-only mode.
  */
-export async function resolveAccess(req: Request, settings: AccessSettings, findToken: TokenLookup): Promise<Access> {
+export async function resolveAccess(req: Request, settings: AccessSettings, findToken: TokenLookup, findSession: SessionLookup = async () => null): Promise<Access> {
   const authz = req.headers.get("authorization");
   if (authz !== null) {
     const m = /^Bearer\s+(\S+)\s*$/i.exec(authz);
@@ -61,9 +65,10 @@ export async function resolveAccess(req: Request, settings: AccessSettings, find
     return { actor, credential: "bearer" };
   }
   if (settings.mode === "credentials") {
-    const session = verifySession(readCookie(req.headers.get("cookie"), SESSION_COOKIE), settings.sessionSecret);
-    if (!session) throw new AppError("unauthorized", "sign in at /login, or send an API token as `Authorization: Bearer <token>`");
-    return { actor: { name: session.user, kind: "user", role: session.role }, credential: "cookie" };
+    const id = readSessionCookie(req, settings);
+    const actor = id ? await findSession(id) : null;
+    if (!actor) throw new AppError("unauthorized", "sign in at /login, or send an API token as `Authorization: Bearer <token>`");
+    return { actor, credential: "cookie" };
   }
   const refusal = loopbackRefusal(req, settings);
   if (refusal) throw new AppError("forbidden", refusal);

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { resolveAccess, LOCAL_ACTOR } from "./access";
 import { clientAddress, FORWARDED_HEADER, isLoopbackAddress, isLoopbackHost, OUTBOUND_MARKER, PEER_HEADER } from "./client-address";
 import { checkLogin, secretsEqual } from "./passwords";
-import { readCookie, SESSION_COOKIE, sessionCookieHeader, signSession, verifySession } from "./session";
+import { readCookie, readSessionCookie, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionCookieHeader } from "./session";
 import { loadAccessSettings } from "./settings";
 import { LoginThrottle } from "./throttle";
 
@@ -43,30 +43,21 @@ describe("client address", () => {
   });
 });
 
-describe("sessions", () => {
-  const secret = withCreds.sessionSecret;
-  it("round-trips and refuses tampering, another key and expiry", () => {
-    const v = signSession({ user: "viewer", role: "viewer", expiresAtMs: 2_000 }, secret);
-    expect(verifySession(v, secret, 1_000)).toEqual({ user: "viewer", role: "viewer", expiresAtMs: 2_000 });
-    expect(verifySession(v, secret, 2_000)).toBeNull();
-    expect(verifySession(v, Buffer.from("another-secret-another-secret-xx"), 1_000)).toBeNull();
-    const [body, mac] = v.split(".");
-    const forged = Buffer.from(JSON.stringify({ u: "viewer", r: "operator", e: 2_000 })).toString("base64url");
-    expect(verifySession(`${forged}.${mac}`, secret, 1_000)).toBeNull();
-    expect(verifySession(`${body}.`, secret, 1_000)).toBeNull();
-    expect(verifySession("garbage", secret, 1_000)).toBeNull();
-  });
-
-  it("sets an httpOnly, SameSite=Strict cookie with an expiry", () => {
+describe("session cookie", () => {
+  it("is httpOnly and SameSite=Strict, named __Host-sk_session and Secure over https", () => {
     const h = sessionCookieHeader("abc", { maxAgeSeconds: 3600, secure: false });
     expect(h).toBe(`${SESSION_COOKIE}=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600`);
-    expect(sessionCookieHeader("abc", { maxAgeSeconds: 1, secure: true })).toContain("; Secure");
+    expect(sessionCookieHeader("abc", { maxAgeSeconds: 1, secure: true })).toBe(`${SECURE_SESSION_COOKIE}=abc; Path=/; HttpOnly; SameSite=Strict; Max-Age=1; Secure`);
+    expect(sessionCookieHeader("abc", { maxAgeSeconds: 1, secure: true })).not.toContain("Domain");
     expect(readCookie(`a=1; ${SESSION_COOKIE}=xyz; b=2`, SESSION_COOKIE)).toBe("xyz");
-  });
-
-  it("derives a stable secret from the passwords when none is set", () => {
-    expect(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1" }).sessionSecret).toEqual(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1" }).sessionSecret);
-    expect(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-2" }).sessionSecret).not.toEqual(withCreds.sessionSecret);
+    const both = { cookie: `a=1; ${SECURE_SESSION_COOKIE}=sec; ${SESSION_COOKIE}=plain` };
+    expect(readSessionCookie(req(both, "https://console.example/api/me"), { trustProxy: false })).toBe("sec");
+    expect(readSessionCookie(req(both), { trustProxy: false })).toBe("plain");
+    // Over https a plain sk_session (planted by a sibling host or a plain-http page) does not count.
+    expect(readSessionCookie(req({ cookie: `${SESSION_COOKIE}=plain` }, "https://console.example/api/me"), { trustProxy: false })).toBeUndefined();
+    // Behind a trusted proxy, its X-Forwarded-Proto says https.
+    expect(readSessionCookie(req({ ...both, "x-forwarded-proto": "https" }), { trustProxy: true })).toBe("sec");
+    expect(readSessionCookie(req({ ...both, "x-forwarded-proto": "https" }), { trustProxy: false })).toBe("plain");
   });
 });
 
@@ -93,18 +84,36 @@ describe("passwords and throttling", () => {
 
   it("lets five failures through, then makes each next try wait twice as long", () => {
     const t = new LoginThrottle();
-    const keys = ["ip:203.0.113.7", "user:operator"];
+    const a = { address: "203.0.113.7", account: "operator" };
     for (let i = 0; i < 5; i++) {
-      expect(t.waitMs(keys, 1_000)).toBe(0);
-      t.fail(keys, 1_000);
+      expect(t.waitMs(a, 1_000)).toBe(0);
+      t.fail(a, 1_000);
     }
-    expect(t.waitMs(keys, 1_000)).toBe(1_000);
-    t.fail(keys, 2_000);
-    expect(t.waitMs(keys, 2_500)).toBe(1_500);
-    expect(t.waitMs(["user:operator"], 4_000)).toBe(0);
-    expect(t.waitMs(["ip:198.51.100.1"], 2_000)).toBe(0);
-    t.succeed(keys);
-    expect(t.waitMs(keys, 2_000)).toBe(0);
+    expect(t.waitMs(a, 1_000)).toBe(1_000);
+    t.fail(a, 2_000);
+    expect(t.waitMs(a, 2_500)).toBe(1_500);
+    expect(t.waitMs(a, 4_000)).toBe(0);
+    t.succeed(a);
+    expect(t.waitMs(a, 2_000)).toBe(0);
+  });
+
+  it("delays an account only for addresses that have failed: a stranger cannot lock the real user out", () => {
+    const t = new LoginThrottle();
+    const stranger = { address: "203.0.113.7", account: "alice" };
+    for (let i = 0; i < 10; i++) t.fail(stranger, 1_000);
+    expect(t.waitMs(stranger, 1_000)).toBeGreaterThan(0);
+    // Alice at home: no failures from there, so the account's count does not hold her back.
+    expect(t.waitMs({ address: "198.51.100.1", account: "alice" }, 1_000)).toBe(0);
+    // Another of the stranger's addresses gets one guess, then the account's delay catches it.
+    const second = { address: "192.0.2.9", account: "alice" };
+    expect(t.waitMs(second, 1_000)).toBe(0);
+    t.fail(second, 1_000);
+    expect(t.waitMs(second, 1_000)).toBeGreaterThan(0);
+    // The real user signing in does not reset the account's count for the stranger.
+    t.succeed({ address: "198.51.100.1", account: "alice" });
+    expect(t.waitMs(second, 1_000)).toBeGreaterThan(0);
+    // Fifteen minutes later everything is forgotten.
+    expect(t.waitMs(second, 1_000 + 15 * 60_000 + 1)).toBe(0);
   });
 });
 
@@ -134,9 +143,10 @@ describe("resolveAccess", () => {
 
   it("needs a valid session in credentials mode, even from loopback", async () => {
     await expect(resolveAccess(req({ [PEER_HEADER]: "127.0.0.1" }), withCreds, noTokens)).rejects.toMatchObject({ kind: "unauthorized" });
-    const cookie = signSession({ user: "viewer", role: "viewer", expiresAtMs: Date.now() + 60_000 }, withCreds.sessionSecret);
-    const a = await resolveAccess(req({ cookie: `${SESSION_COOKIE}=${cookie}` }), withCreds, noTokens);
+    const sessions = async (id: string) => (id === "good-session" ? { name: "viewer", kind: "user" as const, role: "viewer" as const } : null);
+    const a = await resolveAccess(req({ cookie: `${SESSION_COOKIE}=good-session` }), withCreds, noTokens, sessions);
     expect(a).toEqual({ actor: { name: "viewer", kind: "user", role: "viewer" }, credential: "cookie" });
+    await expect(resolveAccess(req({ cookie: `${SESSION_COOKIE}=ended-session` }), withCreds, noTokens, sessions)).rejects.toMatchObject({ kind: "unauthorized" });
   });
 
   it("accepts a known bearer token from anywhere and refuses an unknown one or another scheme", async () => {

@@ -1,26 +1,40 @@
 import "server-only";
-import { recordAudit } from "../audit/record";
+import { recordAudit, type Actor } from "../audit/record";
 import { AppError } from "../errors";
 import { getDb, getLog } from "../server/db";
 import { readJson } from "../server/route";
 import { checkMutationRequest } from "../security/csrf";
 import { clientAddress } from "./client-address";
-import { checkLogin } from "./passwords";
-import { sessionCookieHeader, signSession } from "./session";
-import { getAccessSettings } from "./settings";
+import { ACCOUNTS, checkLogin } from "./passwords";
+import { authenticatePerson } from "./people";
+import { overHttps, readSessionCookie, sessionCookieHeader } from "./session";
+import { createSession, deleteAccountSessions, deletePersonSessions, deleteSession, findSessionActor, type SessionOwner } from "./sessions";
+import { getAccessSettings, type AccessSettings } from "./settings";
 import { LoginThrottle } from "./throttle";
 
 const g = globalThis as { __slotkeeperLoginThrottle?: LoginThrottle };
 const throttle = (g.__slotkeeperLoginThrottle ??= new LoginThrottle());
 
-/** Whether the session cookie should carry Secure: when the browser reached us over https. */
-function overHttps(req: Request): boolean {
-  return new URL(req.url).protocol === "https:" || (getAccessSettings().trustProxy && req.headers.get("x-forwarded-proto") === "https");
+/** Open a session for `owner` and the Set-Cookie header that hands it to the browser. */
+export async function openSession(req: Request, settings: AccessSettings, owner: SessionOwner): Promise<string> {
+  const id = await createSession(getDb(), owner, settings.sessionHours);
+  return sessionCookieHeader(id, { maxAgeSeconds: settings.sessionHours * 3600, secure: overHttps(req, settings) });
+}
+
+/** Who a (user, password) pair is: an environment account (operator, viewer) or a person. */
+async function authenticate(settings: AccessSettings, user: string, password: string): Promise<SessionOwner | null> {
+  if ((ACCOUNTS as readonly string[]).includes(user)) {
+    const role = checkLogin(settings, user, password);
+    return role ? { account: user, role, personId: null, envPassword: password } : null;
+  }
+  const person = await authenticatePerson(getDb(), user, password);
+  return person ? { account: person.name, role: person.role, personId: person.id } : null;
 }
 
 /**
- * POST /api/auth/login `{ user, password }`: check the password in constant time, slow repeated
- * failures per client address and per account, and set the signed session cookie.
+ * POST /api/auth/login `{ user, password }`: check the password (the environment accounts in
+ * constant time, people's scrypt hashes), slow repeated failures per client address and per
+ * account (lib/auth/throttle.ts; 429 with Retry-After), and open a session.
  */
 export async function login(req: Request): Promise<Response> {
   const settings = getAccessSettings();
@@ -32,31 +46,45 @@ export async function login(req: Request): Promise<Response> {
   if (typeof user !== "string" || !user || user.length > 100) throw new AppError("invalid", "user is required", "user");
   if (typeof password !== "string" || !password || password.length > 1024) throw new AppError("invalid", "password is required", "password");
 
-  const keys = [`ip:${clientAddress(req.headers, settings).address ?? "unknown"}`, `user:${user}`];
-  const waitMs = throttle.waitMs(keys);
+  const attempt = { address: clientAddress(req.headers, settings).address, account: user };
+  const waitMs = throttle.waitMs(attempt);
   if (waitMs > 0) {
     const seconds = Math.ceil(waitMs / 1000);
     return Response.json({ error: { code: "rate_limited", message: `too many failed sign-ins; try again in ${seconds} s` } }, { status: 429, headers: { "retry-after": String(seconds) } });
   }
-  const role = checkLogin(settings, user, password);
-  if (!role) {
-    throttle.fail(keys);
-    getLog().warn({ event: "auth:login:failed", user: user.slice(0, 100), client: keys[0] });
+  const owner = await authenticate(settings, user, password);
+  if (!owner) {
+    throttle.fail(attempt);
+    getLog().warn({ event: "auth:login:failed", user: user.slice(0, 100), client: attempt.address ?? "unknown" });
     throw new AppError("unauthorized", "wrong user or password", "password");
   }
-  throttle.succeed(keys);
-  const maxAgeSeconds = settings.sessionHours * 3600;
-  const cookie = signSession({ user, role, expiresAtMs: Date.now() + maxAgeSeconds * 1000 }, settings.sessionSecret);
-  const actor = { name: user, kind: "user" as const, role };
-  await recordAudit(getDb(), actor, { action: "auth.login", targetType: "system", after: { role } });
-  return Response.json(
-    { actor },
-    { headers: { "set-cookie": sessionCookieHeader(cookie, { maxAgeSeconds, secure: overHttps(req) }), "cache-control": "no-store" } },
-  );
+  throttle.succeed(attempt);
+  const cookie = await openSession(req, settings, owner);
+  const actor: Actor = { name: owner.account, kind: "user", role: owner.role, ...(owner.personId !== null ? { personId: owner.personId } : {}) };
+  await recordAudit(getDb(), actor, { action: "auth.login", targetType: "system", after: { role: owner.role } });
+  return Response.json({ actor: { name: actor.name, kind: actor.kind, role: actor.role } }, { headers: { "set-cookie": cookie, "cache-control": "no-store" } });
 }
 
-/** POST /api/auth/logout: clear the session cookie (sessions are stateless; see lib/auth/session.ts). */
+/**
+ * POST /api/auth/logout: delete this session's row and clear the cookie. With `?everywhere=1`,
+ * delete every session of the same person (or environment account), audited.
+ */
 export async function logout(req: Request): Promise<Response> {
-  checkMutationRequest(req, "loopback", getAccessSettings());
-  return new Response(null, { status: 204, headers: { "set-cookie": sessionCookieHeader("", { maxAgeSeconds: 0, secure: overHttps(req) }), "cache-control": "no-store" } });
+  const settings = getAccessSettings();
+  checkMutationRequest(req, "loopback", settings);
+  const id = readSessionCookie(req, settings);
+  const everywhere = ["1", "true"].includes(new URL(req.url).searchParams.get("everywhere") ?? "");
+  if (id) {
+    const db = getDb();
+    const actor = everywhere ? await findSessionActor(db, id, { operator: settings.operatorPassword, viewer: settings.viewerPassword }) : null;
+    if (actor) {
+      await db.transaction(async (tx) => {
+        const ended = actor.personId !== undefined ? await deletePersonSessions(tx, actor.personId) : await deleteAccountSessions(tx, actor.name);
+        await recordAudit(tx, actor, { action: "auth.logout_everywhere", targetType: "system", after: { signedOut: ended } });
+      });
+    } else {
+      await deleteSession(db, id);
+    }
+  }
+  return new Response(null, { status: 204, headers: { "set-cookie": sessionCookieHeader("", { maxAgeSeconds: 0, secure: overHttps(req, settings) }), "cache-control": "no-store" } });
 }

@@ -7,7 +7,7 @@
  * | ---------- | --------- | ---------------------------------------------------------- |
  * | `viewer`   | `read`    | read everything (a tag-restricted token: its schedules)     |
  * | `operator` | `operate` | also change schedules, runs and alert channels              |
- * | `admin`    | `admin`   | also mint, list and revoke API tokens (and, later, people)  |
+ * | `admin`    | `admin`   | also mint, list and revoke API tokens; manage people         |
  *
  * The local operator of a loopback-only install and the `operator` account of
  * SLOTKEEPER_OPERATOR_PASSWORD are admins: they are how an installation is first managed.

@@ -1,44 +1,29 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
-import { ROLES, type Role } from "./scopes";
+/**
+ * The console's session cookie. It carries only a random session id; the session itself (who,
+ * which role, until when) is a row in PostgreSQL (lib/auth/sessions.ts), so signing out, a
+ * password change or an admin's disable ends it at once, wherever the cookie was copied to.
+ */
 
-/** Name of the console's session cookie. */
+/** The cookie's name over plain http (localhost). */
 export const SESSION_COOKIE = "sk_session";
+/**
+ * The cookie's name over https: the `__Host-` prefix makes the browser refuse it unless it is
+ * Secure, Path=/ and has no Domain, so no sibling subdomain or plain-http page can plant one.
+ */
+export const SECURE_SESSION_COOKIE = "__Host-sk_session";
 
-/** What a session cookie says: who, which role, until when (ms since the epoch). */
-export type Session = { user: string; role: Role; expiresAtMs: number };
-
-const b64 = (b: Buffer | string) => Buffer.from(b).toString("base64url");
-
-function mac(secret: Buffer, body: string): Buffer {
-  return createHmac("sha256", secret).update(`sk-session-v1.${body}`).digest();
+/** Whether the browser reached us over https (directly, or through a trusted proxy that says so). */
+export function overHttps(req: Request, settings: { trustProxy: boolean }): boolean {
+  return new URL(req.url).protocol === "https:" || (settings.trustProxy && req.headers.get("x-forwarded-proto") === "https");
 }
 
 /**
- * Encode a session as `<base64url json>.<base64url HMAC-SHA256>`. Stateless: logout clears the
- * cookie, and a copied cookie stays valid until it expires (SLOTKEEPER_SESSION_HOURS).
+ * The session id a request carries, or undefined: over https only `__Host-sk_session` counts (a
+ * plain `sk_session` could have been planted by a sibling host or a plain-http page), over http
+ * only `sk_session`.
  */
-export function signSession(s: Session, secret: Buffer): string {
-  const body = b64(JSON.stringify({ u: s.user, r: s.role, e: s.expiresAtMs }));
-  return `${body}.${b64(mac(secret, body))}`;
-}
-
-/** Decode and check a session cookie: null when forged, malformed or expired at `nowMs`. */
-export function verifySession(value: string | undefined | null, secret: Buffer, nowMs = Date.now()): Session | null {
-  if (!value || value.length > 4096) return null;
-  const dot = value.indexOf(".");
-  if (dot <= 0) return null;
-  const body = value.slice(0, dot);
-  const given = Buffer.from(value.slice(dot + 1), "base64url");
-  const expected = mac(secret, body);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
-  try {
-    const p = JSON.parse(Buffer.from(body, "base64url").toString("utf8")) as { u?: unknown; r?: unknown; e?: unknown };
-    if (typeof p.u !== "string" || !(ROLES as readonly unknown[]).includes(p.r) || typeof p.e !== "number") return null;
-    if (p.e <= nowMs) return null;
-    return { user: p.u, role: p.r as Role, expiresAtMs: p.e };
-  } catch {
-    return null;
-  }
+export function readSessionCookie(req: Request, settings: { trustProxy: boolean }): string | undefined {
+  return readCookie(req.headers.get("cookie"), overHttps(req, settings) ? SECURE_SESSION_COOKIE : SESSION_COOKIE);
 }
 
 /** The value of one cookie from a Cookie header, or undefined. */
@@ -51,7 +36,11 @@ export function readCookie(header: string | null, name: string): string | undefi
   return undefined;
 }
 
-/** A Set-Cookie header for the session: httpOnly, SameSite=Strict, Path=/, Secure over https. */
+/**
+ * A Set-Cookie header for the session: httpOnly, SameSite=Strict, Path=/, no Domain; over https
+ * named `__Host-sk_session` and Secure.
+ */
 export function sessionCookieHeader(value: string, opts: { maxAgeSeconds: number; secure: boolean }): string {
-  return [`${SESSION_COOKIE}=${value}`, "Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${Math.max(0, Math.floor(opts.maxAgeSeconds))}`, ...(opts.secure ? ["Secure"] : [])].join("; ");
+  const name = opts.secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE;
+  return [`${name}=${value}`, "Path=/", "HttpOnly", "SameSite=Strict", `Max-Age=${Math.max(0, Math.floor(opts.maxAgeSeconds))}`, ...(opts.secure ? ["Secure"] : [])].join("; ");
 }

@@ -1,4 +1,3 @@
-import { createHmac } from "node:crypto";
 import { z } from "zod";
 
 /**
@@ -10,8 +9,6 @@ export type AccessSettings = {
   mode: "loopback-only" | "credentials";
   operatorPassword: string | undefined;
   viewerPassword: string | undefined;
-  /** HMAC-SHA256 key for session cookies. */
-  sessionSecret: Buffer;
   sessionHours: number;
   /** Trust X-Forwarded-For / X-Forwarded-Host / X-Forwarded-Proto from a reverse proxy. */
   trustProxy: boolean;
@@ -24,8 +21,6 @@ const accessEnvSchema = z.object({
   SLOTKEEPER_OPERATOR_PASSWORD: z.string().min(8, "must be at least 8 characters").max(1024).optional(),
   /** Password of the `viewer` account (read-only); needs the operator password too. */
   SLOTKEEPER_VIEWER_PASSWORD: z.string().min(8, "must be at least 8 characters").max(1024).optional(),
-  /** Key that signs session cookies; derived from the passwords when unset. */
-  SLOTKEEPER_SESSION_SECRET: z.string().min(32, "must be at least 32 characters").optional(),
   /** How long a console session lasts. */
   SLOTKEEPER_SESSION_HOURS: z.coerce.number().min(0.01).max(24 * 365).default(12),
   /** Behind a reverse proxy: take the client address from its X-Forwarded-For. */
@@ -53,19 +48,10 @@ export function loadAccessSettings(env: Record<string, string | undefined> = pro
     throw new AccessConfigError("invalid SLOTKEEPER_VIEWER_PASSWORD: must differ from SLOTKEEPER_OPERATOR_PASSWORD (the password decides the role)");
   }
   const mode = e.SLOTKEEPER_OPERATOR_PASSWORD ? "credentials" : "loopback-only";
-  // Derived secret: stable across web processes and restarts without another setting, and it
-  // changes when a password changes, which signs everybody out. Knowing it is no more power than
-  // knowing both passwords.
-  const sessionSecret = e.SLOTKEEPER_SESSION_SECRET
-    ? Buffer.from(e.SLOTKEEPER_SESSION_SECRET, "utf8")
-    : createHmac("sha256", "slotkeeper-session-v1")
-        .update(`${e.SLOTKEEPER_OPERATOR_PASSWORD ?? ""}\0${e.SLOTKEEPER_VIEWER_PASSWORD ?? ""}`)
-        .digest();
   return {
     mode,
     operatorPassword: e.SLOTKEEPER_OPERATOR_PASSWORD,
     viewerPassword: e.SLOTKEEPER_VIEWER_PASSWORD,
-    sessionSecret,
     sessionHours: e.SLOTKEEPER_SESSION_HOURS,
     trustProxy: e.SLOTKEEPER_TRUST_PROXY,
   };

@@ -21,6 +21,12 @@ export async function fetchJson<T>(url: string, init: RequestInit & { json?: unk
   const text = await res.text();
   const body = text ? JSON.parse(text) : undefined;
   if (!res.ok) {
+    // The session ended (signed out elsewhere, password changed, disabled): sign in again.
+    if (res.status === 401 && typeof window !== "undefined" && !url.startsWith("/api/auth/") && window.location.pathname !== "/login") {
+      // A full load on purpose: it drops every cached answer of the ended session.
+      // eslint-disable-next-line @next/next/no-location-assign-relative-destination
+      window.location.assign(`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
+    }
     const e = body?.error;
     throw new ApiError(e?.message ?? `request failed with ${res.status}`, res.status, e?.code ?? "http", e?.field);
   }

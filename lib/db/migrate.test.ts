@@ -18,7 +18,7 @@ describe("migrations", () => {
   it("creates every table of the design", async () => {
     const { rows } = await t.pool.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
     const names = rows.map((r) => r.tablename);
-    for (const table of ["schedules", "runs", "attempts", "workers", "partition_leases", "audit_log", "sk_clock", "cluster"]) {
+    for (const table of ["schedules", "runs", "attempts", "workers", "partition_leases", "audit_log", "sk_clock", "cluster", "people", "sessions"]) {
       expect(names).toContain(table);
     }
   });

@@ -379,6 +379,53 @@ export const apiTokens = pgTable(
   () => [check("api_tokens_scope_known", sql`scope IN ('read', 'operate', 'admin')`)],
 );
 
+/**
+ * People who sign in to the console (lib/auth/people.ts). The environment accounts `operator` and
+ * `viewer` are not rows here; their names are reserved.
+ */
+export const people = pgTable(
+  "people",
+  {
+    id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),
+    /** The login name, unique. */
+    name: text("name").notNull().unique(),
+    displayName: text("display_name"),
+    /** viewer, operator or admin (lib/auth/scopes.ts). */
+    role: text("role").notNull(),
+    /** `scrypt$<N>$<r>$<p>$<salt>$<hash>` (lib/auth/password-hash.ts): the parameters travel with the hash. */
+    passwordHash: text("password_hash").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    disabledAt: ts("disabled_at"),
+  },
+  () => [check("people_role_known", sql`role IN ('viewer', 'operator', 'admin')`)],
+);
+
+/**
+ * Console sessions (lib/auth/sessions.ts): the cookie holds a random id, the row its sha256. A
+ * person's session names the person; an environment account's (operator, viewer) has no person.
+ */
+export const sessions = pgTable(
+  "sessions",
+  {
+    idHash: text("id_hash").primaryKey(),
+    personId: bigint("person_id", { mode: "number" }).references(() => people.id, { onDelete: "cascade" }),
+    /** The person's name or the environment account's (operator, viewer). */
+    account: text("account").notNull(),
+    role: text("role").notNull(),
+    /** For an environment account: a stamp of its password then, so changing the password ends its sessions. */
+    passwordStamp: text("password_stamp"),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    expiresAt: ts("expires_at").notNull(),
+    lastSeenAt: ts("last_seen_at").notNull().defaultNow(),
+  },
+  (t) => [
+    index("sessions_person_idx").on(t.personId),
+    index("sessions_account_idx").on(t.account),
+    index("sessions_expires_idx").on(t.expiresAt),
+    check("sessions_role_known", sql`role IN ('viewer', 'operator', 'admin')`),
+  ],
+);
+
 /** Notification channels (webhook, slack, email). */
 export const alertChannels = pgTable("alert_channels", {
   id: bigint("id", { mode: "number" }).primaryKey().generatedAlwaysAsIdentity(),

@@ -5,6 +5,7 @@ import { resolveAccess, type Access } from "../auth/access";
 import { getAccessSettings } from "../auth/settings";
 import { scopeCovers, scopeOfRole, scopeRefusal, type Scope } from "../auth/scopes";
 import { findTokenActor } from "../auth/tokens";
+import { findSessionActor } from "../auth/sessions";
 import { checkMutationRequest } from "../security/csrf";
 import { isNulRejection } from "../db/sql-errors";
 import { getDb, getLog } from "./db";
@@ -16,7 +17,13 @@ type Handler<P> = (req: Request, ctx: RouteContext<P>, actor: Actor) => Promise<
 
 /** How the caller of this request authenticated (lib/auth/access.ts), with the database bound in. */
 export async function resolveRequestAccess(req: Request): Promise<Access> {
-  return resolveAccess(req, getAccessSettings(), (token) => findTokenActor(getDb(), token));
+  const settings = getAccessSettings();
+  return resolveAccess(
+    req,
+    settings,
+    (token) => findTokenActor(getDb(), token),
+    (id) => findSessionActor(getDb(), id, { operator: settings.operatorPassword, viewer: settings.viewerPassword }),
+  );
 }
 
 /**
@@ -74,6 +81,14 @@ export function route<P = Record<string, string>>(fn: Handler<P>, opts?: RouteOp
 /** A state-changing route: the `operate` scope, same-origin (or a bearer token), JSON or no body; the handler gets the actor to record in the audit log. */
 export function mutation<P = Record<string, string>>(fn: Handler<P>, opts?: RouteOptions) {
   return wrap("operate", true, fn, opts);
+}
+
+/**
+ * A state-changing route any signed-in caller may use on their own account (the `read` scope):
+ * changing one's own password. Same cross-site rules as every mutation.
+ */
+export function selfMutation<P = Record<string, string>>(fn: Handler<P>) {
+  return wrap("read", true, fn);
 }
 
 /** A read-only route for admins only (the `admin` scope), e.g. the list of API tokens. */

@@ -59,3 +59,20 @@ describe("retention loop", () => {
     }
   });
 });
+
+describe("retention loop and console sessions", () => {
+  it("deletes sessions that expired by the database clock and keeps live ones", async () => {
+    await t.pool.query(
+      `INSERT INTO sessions (id_hash, account, role, created_at, expires_at, last_seen_at) VALUES
+         ('expired', 'operator', 'admin', sk_now() - interval '13 hours', sk_now() - interval '1 hour', sk_now() - interval '2 hours'),
+         ('live', 'operator', 'admin', sk_now(), sk_now() + interval '12 hours', sk_now())`,
+    );
+    const loop = startRetentionLoop({ db: t.db, log, policy, isSweeper: () => true, pauseMs: 10 });
+    try {
+      await until("the expired session to go", async () => (await t.pool.query(`SELECT 1 FROM sessions WHERE id_hash = 'expired'`)).rowCount === 0);
+      expect((await t.pool.query(`SELECT id_hash FROM sessions`)).rows).toEqual([{ id_hash: "live" }]);
+    } finally {
+      await loop.stop();
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import type { Db } from "../../lib/db/client";
 import type { Logger } from "../../lib/log";
+import { deleteExpiredSessions } from "../../lib/auth/sessions";
 import { deleteExpiredRuns, type RetentionDefaults } from "../../lib/runs/retention";
 import { startLoop, type Loop } from "./loop";
 
@@ -27,7 +28,7 @@ export type RetentionLoopOptions = {
 };
 
 /**
- * Sweep expired runs: one statement (≤ 1,000 rows) at a time with a pause between, a whole sweep
+ * Sweep expired runs (and expired console sessions): one statement (≤ 1,000 rows) at a time with a pause between, a whole sweep
  * per interval, only on the worker that holds partition 0 (an advisory lock guards hand-overs), and
  * held back while the worker has a backlog to claim.
  */
@@ -52,6 +53,11 @@ export function startRetentionLoop(opts: RetentionLoopOptions): Loop {
         await sleep(pauseMs);
       }
       if (total > 0) opts.log.info({ event: "retention:sweep:done", deleted: total });
+      // Console sessions that expired (lib/auth/sessions.ts): a row each, at most 1,000 a sweep.
+      if (!signal.aborted && opts.isSweeper()) {
+        const sessions = await deleteExpiredSessions(opts.db);
+        if (sessions > 0) opts.log.info({ event: "retention:sessions:done", deleted: sessions });
+      }
     },
   });
 }
