@@ -51,13 +51,15 @@ export type ClientOptions = {
 };
 
 const enc = encodeURIComponent;
+/** An instant for the API: a Date as ISO, a string as given (the API says what is wrong with a bad one). */
+const instant = (v: string | Date) => (typeof v === "string" ? v : v.toISOString());
 
 function runQueryString(q: RunQuery = {}): string {
   const p = new URLSearchParams();
   for (const s of [q.state ?? []].flat()) p.append("state", s);
   if (q.schedule) p.set("schedule", q.schedule);
-  if (q.from) p.set("from", new Date(q.from).toISOString());
-  if (q.to) p.set("to", new Date(q.to).toISOString());
+  if (q.from) p.set("from", instant(q.from));
+  if (q.to) p.set("to", instant(q.to));
   if (q.cursor) p.set("cursor", q.cursor);
   if (q.limit !== undefined) p.set("limit", String(q.limit));
   if (q.upcoming !== undefined) p.set("upcoming", String(q.upcoming));
@@ -109,7 +111,7 @@ export function createClient(opts: ClientOptions = {}) {
     resumeSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/resume`, {}).then((r) => r.schedule),
     runNow: (name: string) => call<{ run: ManualRun }>("POST", `/api/schedules/${enc(name)}/run-now`, {}).then((r) => r.run),
     backfill: (name: string, range: { from: string | Date; to: string | Date; dryRun?: boolean }) =>
-      call<BackfillResult>("POST", `/api/schedules/${enc(name)}/backfill`, { ...range, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }),
+      call<BackfillResult>("POST", `/api/schedules/${enc(name)}/backfill`, { ...range, from: instant(range.from), to: instant(range.to) }),
     /** A schedule's history, newest slot first; pass `nextCursor` back as `cursor` for the next page. */
     listScheduleRuns: (name: string, q: Omit<RunQuery, "schedule"> = {}) => call<RunPage>("GET", `/api/schedules/${enc(name)}/runs${runQueryString(q)}`),
     listRuns: (q: RunQuery = {}) => call<RunPage>("GET", `/api/runs${runQueryString(q)}`),
