@@ -57,7 +57,7 @@ afterAll(async () => {
 function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SLOTKEEPER_")));
-    execFile(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env: { ...base, SLOTKEEPER_URL: url, ...env } as NodeJS.ProcessEnv, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env: { ...base, SLOTKEEPER_URL: url, ...env } as unknown as NodeJS.ProcessEnv, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
     });
   });
