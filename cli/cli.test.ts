@@ -123,8 +123,8 @@ describe("slotkeeper CLI", () => {
   });
 
   it("sends SLOTKEEPER_TOKEN as a bearer token, and the API acts as that token", async () => {
-    const mint = await cli(["--json", "workers", "list"]);
-    expect(mint.code).toBe(0);
+    const workers = await cli(["--json", "workers", "list"]);
+    expect({ code: workers.code, body: JSON.parse(workers.stdout) }).toEqual({ code: 0, body: { workers: [] } });
     const tokens = (await import("../app/api/tokens/route")).POST as Handler;
     const res = await tokens(new Request("http://127.0.0.1/api/tokens", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "cli", scope: "operate" }) }), { params: Promise.resolve({}) });
     const { token } = (await res.json()) as { token: string };
