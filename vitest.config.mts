@@ -12,7 +12,7 @@ export default defineConfig({
   resolve: { alias: { "@": path.resolve(import.meta.dirname), "server-only": path.resolve(import.meta.dirname, "lib/testing/server-only-stub.ts") } },
   test: {
     environment: "node",
-    include: alone ? [ALONE] : ["lib/**/*.test.ts", "worker/**/*.test.ts", "app/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts"],
+    include: alone ? [ALONE] : ["lib/**/*.test.ts", "worker/**/*.test.ts", "app/**/*.test.ts", "scripts/**/*.test.ts", "components/**/*.test.ts", "cli/**/*.test.ts"],
     exclude: alone ? configDefaults.exclude : [...configDefaults.exclude, ALONE],
     globalSetup: ["lib/testing/global-setup.ts"],
     pool: "forks",

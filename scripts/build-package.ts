@@ -1,5 +1,6 @@
 // `npm pack` (prepack) and `npm run build:package`: the installable package in dist/.
 //   dist/worker.js, dist/client.js   ESM bundles of worker/package.ts and lib/client/slotkeeper-client.ts (esbuild), dependencies left as imports
+//   dist/cli.js                      the `slotkeeper` CLI (cli/main.ts, keeping its #!/usr/bin/env node line), run by bin/slotkeeper.mjs
 //   dist/types/**.d.ts               their type declarations (tsc -p tsconfig.package.json)
 //   dist/package.json                { "type": "module" }, so Node and TypeScript read both as ES modules
 // The console's build (next build) is not involved; the repository's own code keeps running from source.
@@ -15,7 +16,7 @@ fs.rmSync(dist, { recursive: true, force: true });
 async function main() {
   await build({
     absWorkingDir: root,
-    entryPoints: { worker: "worker/package.ts", client: "lib/client/slotkeeper-client.ts" },
+    entryPoints: { worker: "worker/package.ts", client: "lib/client/slotkeeper-client.ts", cli: "cli/main.ts" },
     outdir: dist,
     bundle: true,
     platform: "node",
@@ -27,6 +28,8 @@ async function main() {
     logLevel: "warning",
   });
   fs.writeFileSync(path.join(dist, "package.json"), `${JSON.stringify({ type: "module" }, null, 2)}\n`);
+  if (!fs.readFileSync(path.join(dist, "cli.js"), "utf8").startsWith("#!/usr/bin/env node\n")) throw new Error("dist/cli.js lost its #!/usr/bin/env node line");
+  fs.chmodSync(path.join(dist, "cli.js"), 0o755);
 
   const tsc = spawnSync(process.execPath, [path.join(root, "node_modules/typescript/bin/tsc"), "-p", path.join(root, "tsconfig.package.json")], { stdio: "inherit", cwd: root });
   if (tsc.status !== 0) throw new Error("tsc could not emit the package's type declarations");
@@ -47,7 +50,7 @@ async function main() {
     });
     if (fixed !== text) fs.writeFileSync(full, fixed);
   }
-  console.log(`package built in ${path.relative(root, dist)}/: worker.js, client.js, types/`);
+  console.log(`package built in ${path.relative(root, dist)}/: worker.js, client.js, cli.js, types/`);
 }
 
 main().catch((err) => {

@@ -98,6 +98,7 @@ const LOOPBACK_GET: Record<string, { query?: string; expect: (body: Json, res: R
 describe("every API route", () => {
   it("covers the routes this test knows about, each exporting a handler", () => {
     expect(routes).toEqual(expect.arrayContaining(["me", "tokens", "audit", "schedules/[name]/audit"]));
+    expect(mutations).toEqual(expect.arrayContaining([["runs/[id]/requeue", "POST"], ["runs/[id]/cancel", "POST"], ["runs/[id]/discard", "POST"]]));
     for (const r of routes) expect(methodsOf(r), `/api/${r} exports no handler`).not.toEqual([]);
     expect(mutations.length).toBeGreaterThan(10);
   });

@@ -24,6 +24,10 @@ export function describeSkip(run: Pick<RunView, "state" | "skipReason" | "schedu
       return `${prefix}paused`.trim();
     case "deleted":
       return `${prefix}schedule deleted`.trim();
+    case "cancelled":
+      return "cancelled by an operator";
+    case "discarded":
+      return "discarded by an operator";
     default:
       return "skipped";
   }

@@ -19,6 +19,15 @@ export type Schedule = ScheduleView & Partial<ScheduleHealth>;
 /** Filters of GET /api/runs and a schedule's history. */
 export type RunQuery = { state?: string | string[]; schedule?: string; from?: string | Date; to?: string | Date; cursor?: string; limit?: number; upcoming?: boolean };
 
+/** A run that `runNow` made. */
+export type ManualRun = { id: number; scheduleId: number; scheduledFor: string; origin: string; state: string; idempotencyKey: string };
+/** What a backfill made (or, with dryRun, would make): `wouldCreate` is set on a dry run. */
+export type BackfillResult = { dryRun: boolean; slots: number; existing: number; created: number; wouldCreate?: number };
+/** A run an operator cancelled or discarded: now skipped, with the reason given (or null). */
+export type SettledRun = { id: number; scheduleId: number; state: "skipped"; skipReason: "cancelled" | "discarded"; reason: string | null };
+/** Filters of GET /api/schedules. */
+export type ScheduleQuery = { search?: string; enabled?: boolean; tag?: string; owner?: string; limit?: number; cursor?: string };
+
 /** The API's error answer (`{ "error": { code, message, field } }`) as an exception. */
 export class SlotkeeperApiError extends Error {
   constructor(
@@ -42,13 +51,15 @@ export type ClientOptions = {
 };
 
 const enc = encodeURIComponent;
+/** An instant for the API: a Date as ISO, a string as given (the API says what is wrong with a bad one). */
+const instant = (v: string | Date) => (typeof v === "string" ? v : v.toISOString());
 
 function runQueryString(q: RunQuery = {}): string {
   const p = new URLSearchParams();
   for (const s of [q.state ?? []].flat()) p.append("state", s);
   if (q.schedule) p.set("schedule", q.schedule);
-  if (q.from) p.set("from", new Date(q.from).toISOString());
-  if (q.to) p.set("to", new Date(q.to).toISOString());
+  if (q.from) p.set("from", instant(q.from));
+  if (q.to) p.set("to", instant(q.to));
   if (q.cursor) p.set("cursor", q.cursor);
   if (q.limit !== undefined) p.set("limit", String(q.limit));
   if (q.upcoming !== undefined) p.set("upcoming", String(q.upcoming));
@@ -85,7 +96,7 @@ export function createClient(opts: ClientOptions = {}) {
   return {
     health: () => call<{ ok: boolean; database: string }>("GET", "/api/health"),
     /** A page of schedules (by name); pass `nextCursor` back as `cursor` for the next one. */
-    listSchedules: (q: { search?: string; enabled?: boolean; limit?: number; cursor?: string } = {}) => {
+    listSchedules: (q: ScheduleQuery = {}) => {
       const p = new URLSearchParams(Object.entries(q).filter(([, v]) => v !== undefined).map(([k, v]) => [k, String(v)]));
       return call<{ schedules: Schedule[]; nextCursor: string | null }>("GET", `/api/schedules${p.size ? `?${p}` : ""}`);
     },
@@ -93,18 +104,24 @@ export function createClient(opts: ClientOptions = {}) {
     createSchedule: (input: ScheduleCreateInput) => call<{ schedule: Schedule }>("POST", "/api/schedules", input).then((r) => r.schedule),
     /** Edit under optimistic concurrency: `version` is the one you read (409 when it moved on). */
     updateSchedule: (name: string, patch: SchedulePatch & { version: number }) => call<{ schedule: Schedule }>("PATCH", `/api/schedules/${enc(name)}`, patch).then((r) => r.schedule),
-    deleteSchedule: (name: string) => call<unknown>("DELETE", `/api/schedules/${enc(name)}`),
+    /** Delete a schedule; `history: "delete"` removes its runs too (the default keeps them readable). */
+    deleteSchedule: (name: string, opts: { history?: "keep" | "delete" } = {}) =>
+      call<{ deleted: string; history: "kept" | "deleted" }>("DELETE", `/api/schedules/${enc(name)}${opts.history ? `?history=${opts.history}` : ""}`),
     pauseSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/pause`, {}).then((r) => r.schedule),
     resumeSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/resume`, {}).then((r) => r.schedule),
-    runNow: (name: string) => call<unknown>("POST", `/api/schedules/${enc(name)}/run-now`, {}),
+    runNow: (name: string) => call<{ run: ManualRun }>("POST", `/api/schedules/${enc(name)}/run-now`, {}).then((r) => r.run),
     backfill: (name: string, range: { from: string | Date; to: string | Date; dryRun?: boolean }) =>
-      call<unknown>("POST", `/api/schedules/${enc(name)}/backfill`, { ...range, from: new Date(range.from).toISOString(), to: new Date(range.to).toISOString() }),
+      call<BackfillResult>("POST", `/api/schedules/${enc(name)}/backfill`, { ...range, from: instant(range.from), to: instant(range.to) }),
     /** A schedule's history, newest slot first; pass `nextCursor` back as `cursor` for the next page. */
     listScheduleRuns: (name: string, q: Omit<RunQuery, "schedule"> = {}) => call<RunPage>("GET", `/api/schedules/${enc(name)}/runs${runQueryString(q)}`),
     listRuns: (q: RunQuery = {}) => call<RunPage>("GET", `/api/runs${runQueryString(q)}`),
     /** One run with every attempt and what each left (result, log, stdout, stderr). */
     getRun: (id: number) => call<{ run: RunDetail }>("GET", `/api/runs/${id}`).then((r) => r.run),
-    requeueRun: (id: number) => call<unknown>("POST", `/api/runs/${id}/requeue`, {}),
+    requeueRun: (id: number) => call<{ requeued: number }>("POST", `/api/runs/${id}/requeue`, {}),
+    /** Cancel a pending run that no worker has started (409 otherwise): it becomes skipped, reason `cancelled`. */
+    cancelRun: (id: number, opts: { reason?: string } = {}) => call<{ run: SettledRun }>("POST", `/api/runs/${id}/cancel`, opts.reason === undefined ? {} : { reason: opts.reason }).then((r) => r.run),
+    /** Discard a dead run (409 otherwise): it becomes skipped, reason `discarded`, and no longer makes its schedule failing. */
+    discardRun: (id: number, opts: { reason?: string } = {}) => call<{ run: SettledRun }>("POST", `/api/runs/${id}/discard`, opts.reason === undefined ? {} : { reason: opts.reason }).then((r) => r.run),
     listWorkers: () => call<{ workers: WorkerView[] }>("GET", "/api/workers").then((r) => r.workers),
     listHandlers: () => call<{ handlers: HandlerListing[] }>("GET", "/api/handlers").then((r) => r.handlers),
   };

@@ -9,6 +9,7 @@ import { AppError } from "../errors";
 import type { RunState } from "../db/schema";
 import { idempotencyKey } from "./idempotency";
 import type { LogLine } from "./output";
+import { operatorSkipReasons, type OperatorSkipReason } from "./operator-skip";
 
 /** A run as the API returns it. Instants are ISO strings. */
 export type RunView = {
@@ -27,7 +28,8 @@ export type RunView = {
   startedAt: string | null;
   finishedAt: string | null;
   lastError: string | null;
-  skipReason: "missed" | "coalesced" | "too_late" | "overlap" | "paused" | "deleted" | null;
+  /** `cancelled` and `discarded`: an operator settled the run by hand (lib/runs/operator-skip.ts). */
+  skipReason: "missed" | "coalesced" | "too_late" | "overlap" | "paused" | "deleted" | OperatorSkipReason | null;
   skippedUntil: string | null;
   skippedCount: number | null;
   coalescedInto: string | null;
@@ -120,6 +122,15 @@ type RunRow = {
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
+/** Fill in the skip reason of runs an operator cancelled or discarded (stored in their audit entry for now: lib/runs/operator-skip.ts). */
+async function withOperatorSkips<T extends RunView>(db: Db, views: T[]): Promise<T[]> {
+  const unexplained = views.filter((v) => v.state === "skipped" && v.skipReason === null);
+  if (unexplained.length === 0) return views;
+  const reasons = await operatorSkipReasons(db, unexplained);
+  for (const v of unexplained) v.skipReason = reasons.get(v.id) ?? null;
+  return views;
+}
+
 function toRunView(r: RunRow): RunView {
   return {
     id: Number(r.id),
@@ -207,7 +218,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
-  return { runs: page.map(toRunView), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.slot_seq)) : null };
+  return { runs: await withOperatorSkips(db, page.map(toRunView)), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.slot_seq)) : null };
 }
 
 /** One run with its attempts (oldest first) and the idempotency key its handler receives. */
@@ -235,7 +246,7 @@ export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
     SELECT a.*, o.run_id IS NOT NULL AS has_output, o.result, o.log, o.stdout, o.stderr
     FROM run_attempts a LEFT JOIN attempt_output o ON o.run_id = a.run_id AND o.attempt = a.attempt
     WHERE a.run_id = ${id} ORDER BY a.attempt`);
-  const view = toRunView(row);
+  const [view] = await withOperatorSkips(db, [toRunView(row)]);
   return {
     ...view,
     idempotencyKey: idempotencyKey(view.scheduleId, new Date(row.scheduled_for), view.origin, view.id),

@@ -1,0 +1,18 @@
+import { InvalidArgumentError } from "commander";
+import type { SlotkeeperClient } from "../lib/client/slotkeeper-client";
+import type { Output } from "./output";
+
+/** What every verb gets: the API client and where to print. */
+export type Context = { client: () => SlotkeeperClient; output: () => Output };
+
+/** A run id argument: a positive integer, else a usage error (exit 2). */
+export function runId(raw: string): number {
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)) || Number(raw) < 1) throw new InvalidArgumentError("a run id is a positive integer");
+  return Number(raw);
+}
+
+/** A whole-number option (limits). */
+export function positiveInt(raw: string): number {
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new InvalidArgumentError("must be a positive whole number");
+  return Number(raw);
+}
