@@ -1,5 +1,7 @@
 import { sql, type SQL } from "drizzle-orm";
-import { WORKER_ALIVE_SECONDS } from "../health/overview";
+
+/** A worker is alive when it heartbeated within this many seconds (and has not stopped). */
+export const WORKER_ALIVE_SECONDS = 30;
 
 /**
  * The one rule for a live worker, as SQL over the workers row `alias`: not stopped, and a heartbeat
