@@ -270,6 +270,8 @@ export function createRunner(o: RunnerOptions) {
         rescueGateMs: rescueGateMs(o.rescueIntervalMs),
         checkExclusive,
         handlers: served,
+        // Runs of its handlers in partitions whose holder may not serve them: once per poll interval.
+        sweepUnheld: rescueExpired,
       });
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
       o.metrics?.claimPass(claimed.length, settled.map((s) => s.state));

@@ -41,6 +41,14 @@ export type ClaimOptions = {
    * served.ts). Null or unset: every handler (tests and tools).
    */
   handlers?: readonly string[] | null;
+  /**
+   * Routing: also claim, after the held partitions, due runs of these handlers in any partition
+   * (default false). A partition's holder may not serve every handler, so a run there would wait
+   * for ever; this sweep lets a worker that serves it take it. It reads and sorts the due rows of
+   * every partition (no per-partition index order), so the worker asks once per poll interval, and
+   * only when it has slots left after its own partitions.
+   */
+  sweepUnheld?: boolean;
 };
 
 /**
@@ -84,8 +92,16 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   // Holding no partition (yet, or any more) must still rescue expired leases: recovery stays within
   // lease + poll interval and never waits for a dead worker's partition leases to change hands.
   if (opts.rescueExpired !== false) take(await rescueExpiredRuns(db, { workerId: opts.workerId, limit: opts.limit, gateMs: opts.rescueGateMs, handlers: opts.handlers }));
+  const sweep = async () => {
+    if (!opts.sweepUnheld || !opts.handlers || left() <= 0) return;
+    if (opts.checkExclusive !== false) take(await claimExclusive(db, opts.workerId, null, left(), opts.handlers));
+    if (left() > 0) take(await claimPlain(db, opts.workerId, null, left(), opts.handlers));
+  };
   const parts = opts.partitions;
-  if (parts !== null && parts.length === 0) return out;
+  if (parts !== null && parts.length === 0) {
+    await sweep();
+    return out;
+  }
   if (opts.checkExclusive !== false && left() > 0) {
     const r = await claimExclusive(db, opts.workerId, parts, left(), opts.handlers);
     out.exclusiveFound = r.claimed.length + r.settled.length;
@@ -97,5 +113,6 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   }
   const start = rotation++ % parts.length;
   for (let i = 0; i < parts.length && left() > 0; i++) take(await claimPlain(db, opts.workerId, parts[(start + i) % parts.length], left(), opts.handlers));
+  await sweep();
   return out;
 }
