@@ -51,6 +51,16 @@ describe("schedules API", () => {
     expect(await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules")).toEqual(before);
   });
 
+  it("saves a schedule for a handler no worker registered, with a warning naming the registered ones, and says it is unserved", async () => {
+    const r = await call("POST", "list", null, { body: { name: "unserved-job", handler: "nope", everySeconds: 60 } });
+    expect(r.status).toBe(201);
+    expect(r.body.warnings).toEqual([{ field: "handler", message: expect.stringContaining('no worker has registered handler "nope" (registered: ') }]);
+    expect(r.body.warnings[0].message).toContain("noop");
+    expect(r.body.schedule.unservedHandler).toEqual({ handler: "nope", since: null });
+    expect((await call("GET", "one", "unserved-job")).body.schedule.unservedHandler).toEqual({ handler: "nope", since: null });
+    expect((await call("DELETE", "one", "unserved-job")).status).toBeLessThan(300);
+  });
+
   it("refuses a NUL character in any string or payload key (400 naming the field), saving nothing", async () => {
     // PostgreSQL cannot store U+0000 in text or jsonb; without this check the insert failed with a 500.
     const before = await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules");
