@@ -43,6 +43,7 @@ export function AlertsHistory() {
           <option value="late">late</option>
           <option value="failing">failing</option>
           <option value="backlogged">backlogged</option>
+          <option value="unserved">unserved</option>
         </select>
       </div>
       <div className="w-36">

@@ -1,5 +1,6 @@
 "use client";
 
+import { UnservedNotice } from "./unserved-notice";
 import Link from "next/link";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useCanOperate } from "@/lib/client/me";
@@ -45,6 +46,7 @@ export function RunDetailView({ id }: { id: number }) {
         actions={r.state === "dead" && canOperate ? <Button variant="primary" onClick={() => requeue.mutate()} disabled={requeue.isPending} data-testid="requeue-run">Re-queue</Button> : undefined}
       />
       {requeue.isError ? <ErrorState error={requeue.error} /> : null}
+      <UnservedNotice unserved={r.unservedHandler} />
       <Section title="Slot">
         <dl className="grid grid-cols-2 gap-4 md:grid-cols-4" data-testid="run-summary">
           <Item label="State"><RunStateBadge state={r.state} /></Item>

@@ -1,5 +1,6 @@
 "use client";
 
+import { UnservedNotice } from "./unserved-notice";
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { useInfiniteQuery, useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
@@ -88,6 +89,7 @@ export function ScheduleDetailView({ name }: { name: string }) {
           <Button size="sm" variant="ghost" onClick={() => setNotice(null)}>Dismiss</Button>
         </p>
       ) : null}
+      <UnservedNotice unserved={s.unservedHandler} />
       <ScheduleHealthStats schedule={s} />
       <HealthChartsSection schedule={name} />
       <div className="grid grid-cols-1 gap-6 2xl:grid-cols-3">

@@ -85,6 +85,8 @@ export function createRunner(o: RunnerOptions) {
   const settler = o.settle ? createPartitionSettler(o.settle, o.settleAfterAbsenceMs ?? 0) : undefined;
 
   const attemptDeps: AttemptDeps = { registry: o.registry, workerId: o.workerId, log: o.log };
+  // Routing: every claim asks only for runs of the handlers this worker has.
+  const served = o.registry.list().map((h) => h.name);
   const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
 
   // One timer for every in-flight run, armed for the earliest deadline, rather than one per run: a
@@ -267,6 +269,9 @@ export function createRunner(o: RunnerOptions) {
         rescueExpired,
         rescueGateMs: rescueGateMs(o.rescueIntervalMs),
         checkExclusive,
+        handlers: served,
+        // Runs of its handlers in partitions whose holder may not serve them: once per poll interval.
+        sweepUnheld: rescueExpired,
       });
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
       o.metrics?.claimPass(claimed.length, settled.map((s) => s.state));
@@ -282,7 +287,7 @@ export function createRunner(o: RunnerOptions) {
       if (inFlight.size >= o.concurrency) return null;
       const parts = o.partitions();
       if (parts !== null && parts.length === 0) return null;
-      return nextDueInMs(o.db, parts);
+      return nextDueInMs(o.db, parts, served);
     },
 
     /**

@@ -3,6 +3,7 @@ import { createDb, createPool, type Db } from "../db/client";
 import { setClock } from "../testing/clock";
 import { setupTestDatabase } from "../testing/db";
 import { makeRun, makeSchedule } from "../testing/factories";
+import { registerWorker } from "../workers/registry";
 import { evaluateAlerts, type EvaluateOptions } from "./evaluate";
 
 const t = setupTestDatabase({ poolSize: 3 });
@@ -78,6 +79,10 @@ describe("evaluateAlerts with three workers", () => {
     await makeRun(t.db, { scheduleId: failing, scheduledFor: new Date("2030-01-01T09:05:00Z"), state: "done", finishedAt: new Date("2030-01-01T09:05:01Z") });
     await makeRun(t.db, { scheduleId: failing, scheduledFor: new Date("2030-01-01T09:10:00Z"), state: "dead", finishedAt: new Date("2030-01-01T09:10:05Z"), attempts: 6 });
     await makeRun(t.db, { scheduleId: slow, scheduledFor: new Date("2030-01-01T09:10:00Z"), state: "pending" });
+    // A live worker serves noop: the run waits for a free slot, not for a worker (no unserved alert).
+    // Its heartbeat (09:12:05) keeps it live through every evaluation below.
+    await setClock(t.pool, "2030-01-01T09:12:05Z");
+    await registerWorker(t.db, { id: "w-noop", concurrency: 1, handlers: [{ name: "noop", idempotent: true, description: "" }], version: "t" });
 
     await evaluateAt("2030-01-01T09:12:00Z"); // slow's pending run is 120 s old: not above
     await evaluateAt("2030-01-01T09:12:01Z");

@@ -16,7 +16,7 @@ export type AlertMessage = {
   details: AlertDetails;
 };
 
-const RULE_WORD: Record<string, string> = { late: "late", failing: "failing", backlogged: "backlogged" };
+const RULE_WORD: Record<string, string> = { late: "late", failing: "failing", backlogged: "backlogged", unserved: "unserved" };
 
 /** Why the rule holds, in the words of its numbers. */
 function reason(m: AlertMessage): string {
@@ -30,6 +30,12 @@ function reason(m: AlertMessage): string {
       return `${d.deadRuns} dead run${d.deadRuns === 1 ? "" : "s"} need${d.deadRuns === 1 ? "s" : ""} a person`;
     case "backlogged":
       return `oldest pending run has waited ${formatDuration(d.oldestPendingAgeSeconds)} (backlogged after ${formatDuration(d.backlogAfterSeconds)})`;
+    case "unserved": {
+      const u = d.unservedHandler;
+      return u
+        ? `no live worker serves handler "${u.handler}"${u.since ? ` since ${u.since}` : ""} (unserved after ${formatDuration(d.unservedAfterSeconds ?? null)})`
+        : `a live worker serves its handler again`;
+    }
     default:
       return "";
   }

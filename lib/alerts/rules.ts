@@ -6,7 +6,7 @@
  */
 import type { HealthStatus, ScheduleHealth } from "../health/schedule-health";
 
-export const ALERT_RULES = ["late", "failing", "backlogged"] as const;
+export const ALERT_RULES = ["late", "failing", "backlogged", "unserved"] as const;
 export type AlertRule = (typeof ALERT_RULES)[number];
 
 /** firing and resolved are transitions; a reminder repeats a firing alert that stayed bad. */
@@ -24,6 +24,10 @@ export type AlertDetails = {
   /** Seconds since the schedule was created: "late" counts from here when it never succeeded. */
   ageSeconds: number;
   url: string;
+  /** The handler no live worker serves and since when its oldest due run waits (the unserved rule); null when served. */
+  unservedHandler?: { handler: string; since: string | null } | null;
+  /** The unserved rule's threshold: the schedule's stated worst-case lateness. */
+  unservedAfterSeconds?: number;
   /** When the rule started firing (on firing and reminder events, and on resolved: how long it lasted). */
   firingSince?: string | null;
 };
@@ -50,6 +54,8 @@ export function verdictsFor(
     lateAfterSeconds: health.lateAfterSeconds,
     backlogAfterSeconds: health.backlogAfterSeconds,
     ageSeconds: round(health.ageSeconds) ?? 0,
+    unservedHandler: health.unservedHandler,
+    unservedAfterSeconds: health.unservedAfterSeconds,
     url: scheduleUrl(publicUrl, schedule.name),
   };
   return ALERT_RULES.map((rule) => ({

@@ -239,6 +239,12 @@ export const runQueue = pgTable(
      * than a jsonb and three texts.
      */
     settingsId: bigint("settings_id", { mode: "number" }).notNull(),
+    /**
+     * The handler's name, copied from run_settings: a worker claims only the runs whose handler it
+     * serves (`handler = ANY($served)`), a filter on the row the claim already reads. Duplicated on
+     * purpose: reading run_settings per row would cost the claim a join.
+     */
+    handler: text("handler").notNull(),
   },
   (t) => [
     // Claim: pending runs of a partition in due order.

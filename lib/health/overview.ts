@@ -1,6 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getScheduleHealth, type ScheduleHealth } from "./schedule-health";
+import { WORKER_ALIVE_SECONDS } from "../workers/liveness";
 
 /** Counts for the Overview header; the run counts read run_queue's partial indexes (unfinished runs only, never the history). */
 export type OverviewTotals = {
@@ -13,8 +14,7 @@ export type OverviewTotals = {
   now: string;
 };
 
-/** A worker is alive when it heartbeated within this many seconds. */
-export const WORKER_ALIVE_SECONDS = 30;
+export { WORKER_ALIVE_SECONDS };
 
 export async function getOverviewTotals(db: Db): Promise<OverviewTotals> {
   const r = await db.execute<{

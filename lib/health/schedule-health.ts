@@ -8,6 +8,9 @@
  * - failing: dead runs > 0 — a run exhausted its attempts and needs a person.
  * - backlogged: the oldest due pending run has waited longer than one interval (at least a
  *   minute; `backlog_after_seconds` overrides): workers are too few or too slow.
+ * - unserved: no live worker serves the schedule's handler and its oldest due pending run has
+ *   waited longer than the schedule's stated worst-case lateness (lib/schedules/lateness.ts): the
+ *   run waits for a worker that has the handler (routing), not for a slot. Not a status of its own.
  * - paused: the schedule is disabled; its numbers are still reported.
  *
  * Ages are computed in SQL against sk_now() (one clock decides); only the threshold, which needs
@@ -18,6 +21,8 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { typicalGapSeconds, type Timing } from "../schedules/timing";
+import { worstCaseLatenessSeconds } from "../schedules/lateness";
+import { unservedSql, type UnservedHandler } from "../runs/unserved";
 
 export type HealthStatus = "healthy" | "late" | "failing" | "backlogged" | "paused";
 
@@ -35,12 +40,19 @@ export type ScheduleHealth = {
   backlogAfterSeconds: number | null;
   /** Seconds since the schedule was created: what "late" is judged by when it never succeeded. */
   ageSeconds: number;
+  /**
+   * Set when no live worker serves the schedule's handler: the handler, and when its oldest due
+   * pending run started waiting (null when none waits yet).
+   */
+  unservedHandler: UnservedHandler | null;
+  /** The wait above which an unserved run breaks the unserved rule: the stated worst-case lateness. */
+  unservedAfterSeconds: number;
   /** Which rules hold right now, each on its own (the status shows only the most urgent). */
   rules: HealthRules;
 };
 
 /** The three health rules, evaluated independently; alerts and metrics use these, the status orders them. */
-export type HealthRules = { late: boolean; failing: boolean; backlogged: boolean };
+export type HealthRules = { late: boolean; failing: boolean; backlogged: boolean; unserved: boolean };
 
 /** Default slack on top of two intervals: covers a poll interval and a normal handler run. */
 export const DEFAULT_LATE_GRACE_SECONDS = 30;
@@ -110,7 +122,17 @@ export function backlogAfterSecondsFor(s: HealthInputs, now: Date): number {
   return Math.max(gapSeconds(s, now), MIN_BACKLOG_AFTER_SECONDS);
 }
 
-type HealthNumbers = { enabled: boolean; sinceLastSuccessSeconds: number | null; ageSeconds: number; deadRuns: number; oldestPendingAgeSeconds: number | null };
+type HealthNumbers = {
+  enabled: boolean;
+  sinceLastSuccessSeconds: number | null;
+  ageSeconds: number;
+  deadRuns: number;
+  oldestPendingAgeSeconds: number | null;
+  /** Seconds the oldest due pending run has waited with no live worker serving its handler; null when served or none waits. */
+  unservedWaitSeconds?: number | null;
+  /** The stated worst-case lateness: the unserved rule's threshold. */
+  unservedAfterSeconds?: number;
+};
 
 /**
  * The one definition of late / failing / backlogged (console status, alerts and metrics all use
@@ -119,8 +141,9 @@ type HealthNumbers = { enabled: boolean; sinceLastSuccessSeconds: number | null;
  * schedule breaks no rule: nobody expects it to run.
  */
 export function evaluateHealthRules(n: HealthNumbers, lateAfterSeconds: number, backlogAfterSeconds: number): HealthRules {
-  if (!n.enabled) return { late: false, failing: false, backlogged: false };
+  if (!n.enabled) return { late: false, failing: false, backlogged: false, unserved: false };
   return {
+    unserved: n.unservedWaitSeconds != null && n.unservedAfterSeconds !== undefined && n.unservedWaitSeconds > n.unservedAfterSeconds,
     failing: n.deadRuns > 0,
     late: (n.sinceLastSuccessSeconds ?? n.ageSeconds) > lateAfterSeconds,
     backlogged: n.oldestPendingAgeSeconds !== null && n.oldestPendingAgeSeconds > backlogAfterSeconds,
@@ -146,6 +169,12 @@ type Row = {
   late_after_seconds: number | null;
   late_grace_seconds: number | null;
   backlog_after_seconds: number | null;
+  jitter_seconds: number;
+  lease_seconds: number;
+  handler: string;
+  unserved: boolean;
+  unserved_since: Date | null;
+  unserved_wait: number | null;
   since_last_success: number | null;
   dead_runs: number;
   oldest_pending_age: number | null;
@@ -163,7 +192,9 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
   // called bare it would run five times per schedule.
   const r = await db.execute<Row>(sql`
     SELECT s.id, s.enabled, s.cron, s.every_seconds, s.timezone,
-      s.late_after_seconds, s.late_grace_seconds, s.backlog_after_seconds,
+      s.late_after_seconds, s.late_grace_seconds, s.backlog_after_seconds, s.jitter_seconds, s.lease_seconds, s.handler,
+      un.unserved, CASE WHEN un.unserved THEN ow.run_after END AS unserved_since,
+      CASE WHEN un.unserved THEN extract(epoch FROM c.now - ow.run_after)::float8 END AS unserved_wait,
       extract(epoch FROM c.now - ls.finished_at)::float8 AS since_last_success,
       (SELECT count(*) FROM run_queue d WHERE d.schedule_id = s.id AND d.state = 'dead')::int AS dead_runs,
       extract(epoch FROM c.now - op.scheduled_for)::float8 AS oldest_pending_age,
@@ -182,6 +213,13 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       WHERE p.schedule_id = s.id AND p.state = 'pending' AND p.scheduled_for <= c.now
       ORDER BY p.scheduled_for LIMIT 1
     ) op ON true
+    -- Routing: no live worker serves the handler, and the oldest due pending run (by slot) waits since its run_after.
+    CROSS JOIN LATERAL (SELECT ${unservedSql(sql`s.handler`)} AS unserved) un
+    LEFT JOIN LATERAL (
+      SELECT p.run_after FROM run_queue p
+      WHERE un.unserved AND p.schedule_id = s.id AND p.state = 'pending' AND p.run_after <= c.now
+      ORDER BY p.scheduled_for LIMIT 1
+    ) ow ON true
     WHERE s.id = ANY(${sql.param(scheduleIds)}::bigint[])`);
   for (const row of r.rows) {
     const inputs: HealthInputs = {
@@ -202,6 +240,8 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       ageSeconds: row.age,
       deadRuns: row.dead_runs,
       oldestPendingAgeSeconds: row.oldest_pending_age === null ? null : Math.max(0, row.oldest_pending_age),
+      unservedWaitSeconds: row.unserved_wait === null ? null : Math.max(0, row.unserved_wait),
+      unservedAfterSeconds: worstCaseLatenessSeconds({ jitterSeconds: row.jitter_seconds, leaseSeconds: row.lease_seconds }),
     };
     out.set(Number(row.id), {
       sinceLastSuccessSeconds: numbers.sinceLastSuccessSeconds,
@@ -211,6 +251,8 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       lateAfterSeconds: Number.isFinite(lateAfter) ? lateAfter : null,
       backlogAfterSeconds: Number.isFinite(backlogAfter) ? backlogAfter : null,
       ageSeconds: numbers.ageSeconds,
+      unservedHandler: row.unserved ? { handler: row.handler, since: row.unserved_since ? new Date(row.unserved_since).toISOString() : null } : null,
+      unservedAfterSeconds: numbers.unservedAfterSeconds,
       rules: evaluateHealthRules(numbers, lateAfter, backlogAfter),
     });
   }

@@ -275,3 +275,44 @@ describe("overlap in the claim", () => {
   });
 });
 
+describe("routing: a claim takes only the handlers its worker serves", () => {
+  const handlerOf = async (id: number) => (await t.pool.query<{ handler: string }>("SELECT handler FROM run_queue WHERE run_id = $1", [id])).rows[0]?.handler;
+
+  it("leaves other handlers' runs pending with no attempt used, in the plain and the exclusive claim", async () => {
+    const a = (await makeSchedule(t.db, { handler: "alpha" })).id;
+    const b = (await makeSchedule(t.db, { handler: "beta" })).id;
+    const bx = (await makeSchedule(t.db, { handler: "beta", overlap: "forbid" })).id;
+    const [ra] = await makeRuns(t.db, a, [{ scheduledFor: T0 }]);
+    const [rb] = await makeRuns(t.db, b, [{ scheduledFor: T0 }]);
+    const [rbx] = await makeRuns(t.db, bx, [{ scheduledFor: T0 }]);
+    expect([await handlerOf(ra), await handlerOf(rb), await handlerOf(rbx)]).toEqual(["alpha", "beta", "beta"]);
+    const got = await claimRuns(t.db, { workerId: "wa", partitions: [0], limit: 10, handlers: ["alpha", "noop"] });
+    expect(got.map((r) => [r.id, r.handler])).toEqual([[ra, "alpha"]]);
+    for (const id of [rb, rbx]) expect(await readRun(t.pool, id)).toMatchObject({ state: "pending", attempts: 0 });
+    const other = await claimRuns(t.db, { workerId: "wb", partitions: [0], limit: 10, handlers: ["beta"] });
+    expect(other.map((r) => r.id).sort()).toEqual([rb, rbx].sort());
+  });
+
+  it("follows an edit of the schedule's handler to its queued runs", async () => {
+    const s = (await makeSchedule(t.db, { handler: "alpha" })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+    await t.pool.query("UPDATE schedules SET handler = 'beta' WHERE id = $1", [s]);
+    expect(await handlerOf(id)).toBe("beta");
+    expect(await claimRuns(t.db, { workerId: "wa", partitions: null, limit: 10, handlers: ["alpha"] })).toEqual([]);
+    expect((await claimRuns(t.db, { workerId: "wb", partitions: null, limit: 10, handlers: ["beta"] })).map((r) => r.id)).toEqual([id]);
+  });
+
+  it("rescues only runs it serves, but sends a final attempt dead whoever finds it", async () => {
+    const s = (await makeSchedule(t.db, { handler: "beta", leaseSeconds: 5, retryMaxAttempts: 2 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+    await claimRuns(t.db, { workerId: "wb1", partitions: null, limit: 1, handlers: ["beta"] });
+    await advanceClock(t.pool, 6_000);
+    expect(await claimRuns(t.db, { workerId: "wa", partitions: [], limit: 10, handlers: ["alpha"] })).toEqual([]);
+    expect(await readRun(t.pool, id)).toMatchObject({ state: "running", attempts: 1, lease_owner: "wb1" });
+    const [again] = await claimRuns(t.db, { workerId: "wb2", partitions: [], limit: 10, handlers: ["beta"] });
+    expect(again).toMatchObject({ id, attempt: 2 });
+    await advanceClock(t.pool, 6_000);
+    const { settled } = await claimRunsDetailed(t.db, { workerId: "wa", partitions: [], limit: 10, handlers: ["alpha"] });
+    expect(settled).toEqual([expect.objectContaining({ id, state: "dead" })]);
+  });
+});

@@ -10,6 +10,7 @@ import type { RunState } from "../db/schema";
 import { idempotencyKey } from "./idempotency";
 import type { LogLine } from "./output";
 import { operatorSkipReasons, type OperatorSkipReason } from "./operator-skip";
+import { unservedHandlers, type UnservedHandler } from "./unserved";
 
 /** A run as the API returns it. Instants are ISO strings. */
 export type RunView = {
@@ -36,6 +37,11 @@ export type RunView = {
   createdAt: string;
   /** The worker of the latest attempt, if any. */
   workerId: string | null;
+  /**
+   * Set while the run is due and pending but no live worker serves its handler (routing: it waits,
+   * no attempt used, until one does): the handler and when the run started waiting (its run_after).
+   */
+  unservedHandler: UnservedHandler | null;
 };
 
 export type AttemptView = {
@@ -118,6 +124,9 @@ type RunRow = {
   coalesced_into: Date | null;
   created_at: Date;
   worker_id: string | null;
+  /** The schedule's handler (the queue row's copy is the same), and whether the run is due and pending. */
+  handler: string;
+  waiting: boolean;
 };
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
@@ -131,7 +140,7 @@ async function withOperatorSkips<T extends RunView>(db: Db, views: T[]): Promise
   return views;
 }
 
-function toRunView(r: RunRow): RunView {
+function toRunView(r: RunRow, unserved: Set<string>): RunView {
   return {
     id: Number(r.id),
     scheduleId: Number(r.schedule_id),
@@ -154,8 +163,18 @@ function toRunView(r: RunRow): RunView {
     coalescedInto: iso(r.coalesced_into),
     createdAt: iso(r.created_at)!,
     workerId: r.worker_id,
+    unservedHandler: r.waiting && unserved.has(r.handler) ? { handler: r.handler, since: iso(r.run_after) } : null,
   };
 }
+
+/** The runs' views, with which of the waiting ones' handlers no live worker serves (one query). */
+async function toRunViews(db: Db, rows: RunRow[]): Promise<RunView[]> {
+  const unserved = await unservedHandlers(db, rows.filter((r) => r.waiting).map((r) => r.handler));
+  return withOperatorSkips(db, rows.map((r) => toRunView(r, unserved)));
+}
+
+/** The columns every run read adds to run_status's: its handler and whether it is due and pending. */
+const WAITING = sql`s.handler, (r.state = 'pending' AND r.run_after <= sk_now()) AS waiting`;
 
 /** States whose runs have a row in run_queue: a filter on only these reads the queue's partial indexes. */
 const QUEUED_STATES: RunState[] = ["pending", "running", "dead"];
@@ -208,7 +227,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   }
   const scheduleCond = f.scheduleIds ? sql`s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql`true`;
   const result = await db.execute<RunRow>(sql`
-    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name
+    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, ${WAITING}
     FROM schedules s
     CROSS JOIN LATERAL (${perSchedule}) r
     WHERE ${scheduleCond}
@@ -218,13 +237,13 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
-  return { runs: await withOperatorSkips(db, page.map(toRunView)), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.slot_seq)) : null };
+  return { runs: await toRunViews(db, page), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.slot_seq)) : null };
 }
 
 /** One run with its attempts (oldest first) and the idempotency key its handler receives. */
 export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
   const r = await db.execute<RunRow & { handler: string; deleted_at: Date | null }>(sql`
-    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, s.handler, s.deleted_at
+    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, ${WAITING}, s.deleted_at
     FROM run_status r JOIN schedules s ON s.id = r.schedule_id
     WHERE r.id = ${id}`);
   const row = r.rows[0];
@@ -246,7 +265,7 @@ export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
     SELECT a.*, o.run_id IS NOT NULL AS has_output, o.result, o.log, o.stdout, o.stderr
     FROM run_attempts a LEFT JOIN attempt_output o ON o.run_id = a.run_id AND o.attempt = a.attempt
     WHERE a.run_id = ${id} ORDER BY a.attempt`);
-  const [view] = await withOperatorSkips(db, [toRunView(row)]);
+  const [view] = await toRunViews(db, [row]);
   return {
     ...view,
     idempotencyKey: idempotencyKey(view.scheduleId, new Date(row.scheduled_for), view.origin, view.id),

@@ -9,7 +9,6 @@ import { isUniqueViolation } from "../db/sql-errors";
 import { AppError } from "../errors";
 import { diffFields, recordAudit, type Actor } from "../audit/record";
 import { refuseMaskedPayload, restoreMasked } from "../security/mask";
-import { listKnownHandlers } from "../handlers/known";
 import { NEVER, timingOf } from "./catch-up";
 import { validateHandlerPayload, validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
 import { firstSlotAtOrAfter } from "./timing";
@@ -26,13 +25,6 @@ export async function dbNow(tx: Executor): Promise<Date> {
   return new Date(rows[0].now);
 }
 
-async function assertKnownHandler(db: Db, handler: string): Promise<void> {
-  const known = await listKnownHandlers(db);
-  if (!known.some((h) => h.name === handler)) {
-    throw new AppError("invalid", `unknown handler "${handler}"; known: ${known.map((h) => h.name).join(", ")}`, "handler");
-  }
-}
-
 function nameTaken(err: unknown): boolean {
   return isUniqueViolation(err) || isUniqueViolation((err as { cause?: unknown })?.cause);
 }
@@ -46,7 +38,6 @@ function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, 
 export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: Actor): Promise<Schedule> {
   refuseMaskedPayload(input.payload);
   validateHandlerPayload(input.handler, input.payload);
-  await assertKnownHandler(db, input.handler);
   try {
     return await db.transaction(async (tx) => {
       const now = await dbNow(tx);
@@ -120,7 +111,6 @@ async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
  */
 export async function updateSchedule(db: Db, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor): Promise<Schedule> {
   if (expectedVersion === undefined) throw new AppError("invalid", "version is required: send the version you are editing", "version");
-  if (patch.handler !== undefined) await assertKnownHandler(db, patch.handler);
   try {
     return await db.transaction(async (tx) => {
       const before = await requireScheduleByName(tx, name, { lock: true });

@@ -75,7 +75,7 @@ export async function listSchedules(db: Reader, o: ListSchedulesOptions = {}): P
 }
 
 /** Health numbers shown on a schedule and on the list (design: "A schedule's health"). */
-export type ScheduleHealthFields = Pick<ScheduleHealth, "sinceLastSuccessSeconds" | "deadRuns" | "oldestPendingAgeSeconds" | "status">;
+export type ScheduleHealthFields = Pick<ScheduleHealth, "sinceLastSuccessSeconds" | "deadRuns" | "oldestPendingAgeSeconds" | "status" | "unservedHandler">;
 
 /** Schedules as API views with their health numbers, read in one pass over their ids. */
 export async function toScheduleViewsWithHealth(db: Db, rows: Schedule[], pollIntervalMs?: number): Promise<(ScheduleView & Partial<ScheduleHealthFields>)[]> {
@@ -83,6 +83,6 @@ export async function toScheduleViewsWithHealth(db: Db, rows: Schedule[], pollIn
   return rows.map((r) => {
     const h = health.get(r.id);
     const view = toScheduleView(r, pollIntervalMs);
-    return h ? { ...view, sinceLastSuccessSeconds: h.sinceLastSuccessSeconds, deadRuns: h.deadRuns, oldestPendingAgeSeconds: h.oldestPendingAgeSeconds, status: h.status } : view;
+    return h ? { ...view, sinceLastSuccessSeconds: h.sinceLastSuccessSeconds, deadRuns: h.deadRuns, oldestPendingAgeSeconds: h.oldestPendingAgeSeconds, status: h.status, unservedHandler: h.unservedHandler } : view;
   });
 }

@@ -23,8 +23,9 @@ export type WorkerProcess = {
 const live = new Set<WorkerProcess>();
 
 /** Start a worker process named `id` on `databaseUrl`; env overrides the test defaults (fast poll, short grace). */
-export function spawnWorker(databaseUrl: string, id: string, env: Record<string, string> = {}): WorkerProcess {
-  const proc = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], {
+export function spawnWorker(databaseUrl: string, id: string, env: Record<string, string> = {}, opts: { script?: string } = {}): WorkerProcess {
+  // `script`: another entry point, e.g. lib/testing/handler-worker.ts (a worker with custom handlers).
+  const proc = spawn(process.execPath, ["--import", "tsx", opts.script ?? "worker/main.ts"], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -103,8 +104,8 @@ export async function killWorkers(ws: WorkerProcess[]): Promise<void> {
 }
 
 /** Start workers and wait until each has logged worker:start. */
-export async function startWorkers(databaseUrl: string, ids: string[], env: Record<string, string> = {}): Promise<WorkerProcess[]> {
-  const ws = ids.map((id) => spawnWorker(databaseUrl, id, env));
+export async function startWorkers(databaseUrl: string, ids: string[], env: Record<string, string> = {}, opts: { script?: string } = {}): Promise<WorkerProcess[]> {
+  const ws = ids.map((id) => spawnWorker(databaseUrl, id, env, opts));
   await Promise.all(ws.map((w) => w.waitFor((l) => l.event === "worker:start", 60_000)));
   return ws;
 }

@@ -1,6 +1,6 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { WORKER_ALIVE_SECONDS } from "../health/overview";
+import { liveWorker } from "./liveness";
 import type { HandlerInfo } from "./registry";
 
 /** A worker as the console shows it. */
@@ -38,7 +38,7 @@ export async function listWorkers(db: Db): Promise<WorkerView[]> {
     version: string;
     commands: "all" | string[] | null;
   }>(sql`
-    SELECT w.*, (w.stopped_at IS NULL AND w.last_heartbeat_at > sk_now() - make_interval(secs => ${WORKER_ALIVE_SECONDS})) AS alive,
+    SELECT w.*, ${liveWorker("w")} AS alive,
       (SELECT array_agg(pl.partition ORDER BY pl.partition) FROM partition_leases pl
         WHERE pl.owner = w.id AND pl.lease_expires_at > sk_now()) AS partitions
     FROM workers w

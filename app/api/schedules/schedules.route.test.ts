@@ -43,13 +43,22 @@ describe("schedules API", () => {
     expect(await q("SELECT action FROM audit_log WHERE schedule_id = $1", [r.body.schedule.id])).toEqual([{ action: "schedule.create" }]);
   });
 
-  it("refuses duplicates (409 name), unknown handlers and bad fields (400 with the field), saving nothing", async () => {
+  it("refuses duplicates (409 name) and bad fields (400 with the field), saving nothing", async () => {
     const before = await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules");
     expect((await call("POST", "list", null, { body: { name: "nightly report", handler: "noop", everySeconds: 60 } })).body.error).toMatchObject({ code: "conflict", field: "name" });
-    expect((await call("POST", "list", null, { body: { name: "x", handler: "nope", everySeconds: 60 } })).body.error).toMatchObject({ code: "validation", field: "handler" });
     const bad = await call("POST", "list", null, { body: { name: "x", handler: "noop", cron: "0 2 * * *", timezone: "Nowhere/City" } });
     expect([bad.status, bad.body.error.field]).toEqual([400, "timezone"]);
     expect(await q<{ n: number }>("SELECT count(*)::int AS n FROM schedules")).toEqual(before);
+  });
+
+  it("saves a schedule for a handler no worker registered, with a warning naming the registered ones, and says it is unserved", async () => {
+    const r = await call("POST", "list", null, { body: { name: "unserved-job", handler: "nope", everySeconds: 60 } });
+    expect(r.status).toBe(201);
+    expect(r.body.warnings).toEqual([{ field: "handler", message: expect.stringContaining('no worker has registered handler "nope" (registered: ') }]);
+    expect(r.body.warnings[0].message).toContain("noop");
+    expect(r.body.schedule.unservedHandler).toEqual({ handler: "nope", since: null });
+    expect((await call("GET", "one", "unserved-job")).body.schedule.unservedHandler).toEqual({ handler: "nope", since: null });
+    expect((await call("DELETE", "one", "unserved-job")).status).toBeLessThan(300);
   });
 
   it("refuses a NUL character in any string or payload key (400 naming the field), saving nothing", async () => {

@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { intArray, prepare, runPrepared } from "../../db/prepared";
 import { CLAIMED, RETURNING, toClaimed, type Claimed, type Group } from "./answer";
+import { SERVED, servedParam } from "./served";
 import { TAKE_LEASE } from "./take-lease";
 
 /**
@@ -24,7 +25,7 @@ const claimExclusiveIn = (partitioned: boolean) => {
         OR EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'pending' AND p.attempts > 0)
       ) AS any
     ) busy
-    WHERE q.state = 'pending' AND q.overlap <> 'allow' AND q.run_after <= (SELECT now FROM clock) ${where}
+    WHERE q.state = 'pending' AND q.overlap <> 'allow' AND q.run_after <= (SELECT now FROM clock) AND ${SERVED} ${where}
       AND (busy.any
         OR (NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'pending')
           AND NOT EXISTS (SELECT 1 FROM run_queue p WHERE p.schedule_id = q.schedule_id AND p.scheduled_for < q.scheduled_for AND p.state = 'running')))
@@ -62,10 +63,11 @@ const claimExclusiveIn = (partitioned: boolean) => {
 const CLAIM_EXCLUSIVE_IN_PARTITIONS = claimExclusiveIn(true);
 const CLAIM_EXCLUSIVE_ANYWHERE = claimExclusiveIn(false);
 
-export async function claimExclusive(db: Db, workerId: string, partitions: number[] | null, limit: number): Promise<Claimed> {
+export async function claimExclusive(db: Db, workerId: string, partitions: number[] | null, limit: number, handlers?: readonly string[] | null): Promise<Claimed> {
+  const served = servedParam(handlers);
   const result =
     partitions === null
-      ? await runPrepared<Group>(db, CLAIM_EXCLUSIVE_ANYWHERE, { workerId, limit })
-      : await runPrepared<Group>(db, CLAIM_EXCLUSIVE_IN_PARTITIONS, { workerId, limit, partitions: intArray(partitions) });
+      ? await runPrepared<Group>(db, CLAIM_EXCLUSIVE_ANYWHERE, { workerId, limit, handlers: served })
+      : await runPrepared<Group>(db, CLAIM_EXCLUSIVE_IN_PARTITIONS, { workerId, limit, partitions: intArray(partitions), handlers: served });
   return toClaimed(result.rows);
 }

@@ -9,6 +9,7 @@ import { rescueExpiredRuns } from "./rescue";
 //   exclusive.ts  due runs of schedules whose overlap policy is forbid or skip, with their overlap checks
 //   rescue.ts     running runs whose lease expired: taken over, or dead on their final attempt
 //   answer.ts     what every claim statement returns and how it is decoded into ClaimedRun objects
+//   served.ts     routing: the filter that keeps a claim to the handlers its worker serves
 //   take-lease.ts what a claim writes on the queue row it takes (token + 1, the lease)
 export type { Claimed, ClaimedRun, ClaimOutcome } from "./answer";
 export { RESCUE_GATE_SHARE, rescueExpiredRuns, rescueGateMs, validateRescueConfig, type RescueConfig, type RescuePass } from "./rescue";
@@ -35,6 +36,19 @@ export type ClaimOptions = {
    * none at the last look, a worker claiming many times a second asks once per poll interval.
    */
   checkExclusive?: boolean;
+  /**
+   * The handlers this worker serves: it claims (and rescues) only runs of those (routing, see
+   * served.ts). Null or unset: every handler (tests and tools).
+   */
+  handlers?: readonly string[] | null;
+  /**
+   * Routing: also claim, after the held partitions, due runs of these handlers in any partition
+   * (default false). A partition's holder may not serve every handler, so a run there would wait
+   * for ever; this sweep lets a worker that serves it take it. It reads and sorts the due rows of
+   * every partition (no per-partition index order), so the worker asks once per poll interval, and
+   * only when it has slots left after its own partitions.
+   */
+  sweepUnheld?: boolean;
 };
 
 /**
@@ -77,19 +91,28 @@ export async function claimRunsDetailed(db: Db, opts: ClaimOptions): Promise<Cla
   };
   // Holding no partition (yet, or any more) must still rescue expired leases: recovery stays within
   // lease + poll interval and never waits for a dead worker's partition leases to change hands.
-  if (opts.rescueExpired !== false) take(await rescueExpiredRuns(db, { workerId: opts.workerId, limit: opts.limit, gateMs: opts.rescueGateMs }));
+  if (opts.rescueExpired !== false) take(await rescueExpiredRuns(db, { workerId: opts.workerId, limit: opts.limit, gateMs: opts.rescueGateMs, handlers: opts.handlers }));
+  const sweep = async () => {
+    if (!opts.sweepUnheld || !opts.handlers || left() <= 0) return;
+    if (opts.checkExclusive !== false) take(await claimExclusive(db, opts.workerId, null, left(), opts.handlers));
+    if (left() > 0) take(await claimPlain(db, opts.workerId, null, left(), opts.handlers));
+  };
   const parts = opts.partitions;
-  if (parts !== null && parts.length === 0) return out;
+  if (parts !== null && parts.length === 0) {
+    await sweep();
+    return out;
+  }
   if (opts.checkExclusive !== false && left() > 0) {
-    const r = await claimExclusive(db, opts.workerId, parts, left());
+    const r = await claimExclusive(db, opts.workerId, parts, left(), opts.handlers);
     out.exclusiveFound = r.claimed.length + r.settled.length;
     take(r);
   }
   if (parts === null) {
-    if (left() > 0) take(await claimPlain(db, opts.workerId, null, left()));
+    if (left() > 0) take(await claimPlain(db, opts.workerId, null, left(), opts.handlers));
     return out;
   }
   const start = rotation++ % parts.length;
-  for (let i = 0; i < parts.length && left() > 0; i++) take(await claimPlain(db, opts.workerId, parts[(start + i) % parts.length], left()));
+  for (let i = 0; i < parts.length && left() > 0; i++) take(await claimPlain(db, opts.workerId, parts[(start + i) % parts.length], left(), opts.handlers));
+  await sweep();
   return out;
 }

@@ -2,6 +2,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { prepare, runPrepared } from "../../db/prepared";
 import { CLAIMED, RETURNING, toClaimed, type Claimed, type Group } from "./answer";
+import { SERVED, servedParam } from "./served";
 import { TAKE_LEASE } from "./take-lease";
 
 /**
@@ -20,7 +21,7 @@ const claimPlainIn = (inPartition: SQL, opts?: { scanAllowed: string }) =>
     WITH clock AS (SELECT sk_now() AS now),
     due AS (
       SELECT q.ctid FROM run_queue q
-      WHERE q.state = 'pending' AND q.overlap = 'allow' AND q.run_after <= (SELECT now FROM clock) ${inPartition}
+      WHERE q.state = 'pending' AND q.overlap = 'allow' AND q.run_after <= (SELECT now FROM clock) AND ${SERVED} ${inPartition}
       ORDER BY q.run_after
       LIMIT ${sql.placeholder("limit")}
       FOR UPDATE SKIP LOCKED
@@ -40,10 +41,11 @@ const CLAIM_IN_PARTITION = claimPlainIn(sql`AND q.partition = ${sql.placeholder(
 // claims in the partitions it holds.
 const CLAIM_ANYWHERE = claimPlainIn(sql``, { scanAllowed: "claims without partitions (tests and tools); a worker always names its partitions" });
 
-export async function claimPlain(db: Db, workerId: string, partition: number | null, limit: number): Promise<Claimed> {
+export async function claimPlain(db: Db, workerId: string, partition: number | null, limit: number, handlers?: readonly string[] | null): Promise<Claimed> {
+  const served = servedParam(handlers);
   const result =
     partition === null
-      ? await runPrepared<Group>(db, CLAIM_ANYWHERE, { workerId, limit })
-      : await runPrepared<Group>(db, CLAIM_IN_PARTITION, { workerId, limit, partition });
+      ? await runPrepared<Group>(db, CLAIM_ANYWHERE, { workerId, limit, handlers: served })
+      : await runPrepared<Group>(db, CLAIM_IN_PARTITION, { workerId, limit, partition, handlers: served });
   return toClaimed(result.rows);
 }

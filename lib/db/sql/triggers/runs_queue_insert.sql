@@ -7,14 +7,16 @@
 --
 -- One set-based insert per statement, from the transition table: the tick inserts runs in bulk.
 -- The queue row carries what the claim hands a worker, copied from the schedule (overlap policy,
--- name, lease, and the handler, payload and retry policy as the number of their run_settings row),
--- so the claim reads nothing but the queue row. schedules_queue_copies keeps those copies current.
+-- name, lease, and the handler, payload and retry policy as the number of their run_settings row,
+-- with the handler's name beside it), so the claim reads nothing but the queue row: a worker claims
+-- only runs whose handler it serves by a filter on that name. schedules_queue_copies keeps those
+-- copies current.
 CREATE OR REPLACE FUNCTION run_queue_on_runs_insert() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   INSERT INTO run_queue (run_id, schedule_id, scheduled_for, partition, run_after, state, origin, attempts, max_attempts, started_at,
-    overlap, schedule_name, lease_seconds, settings_id)
+    overlap, schedule_name, lease_seconds, settings_id, handler)
   SELECT n.id, n.schedule_id, n.scheduled_for, n.partition, n.run_after, n.state, n.origin, n.attempts, n.max_attempts, n.started_at,
-    s.overlap, s.name, s.lease_seconds, s.settings_id
+    s.overlap, s.name, s.lease_seconds, s.settings_id, s.handler
   FROM inserted_runs n JOIN schedules s ON s.id = n.schedule_id
   WHERE n.state IN ('pending', 'dead');
   RETURN NULL;
