@@ -19,6 +19,10 @@ import { RUNS_CHANNEL } from "../runs/requeue";
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 type Executor = Pick<Db, "execute">;
+/** A transaction the caller holds (schedules as code runs several mutations in one). */
+export type ScheduleTx = Tx;
+/** Set by an apply of a schedules file (lib/schedules/as-code/): the file's source and the body applied. */
+export type ManagedBy = { by: string; spec: unknown };
 
 /** sk_now() inside the caller's transaction. */
 export async function dbNow(tx: Executor): Promise<Date> {
@@ -26,8 +30,8 @@ export async function dbNow(tx: Executor): Promise<Date> {
   return new Date(rows[0].now);
 }
 
-async function assertKnownHandler(db: Db, handler: string): Promise<void> {
-  const known = await listKnownHandlers(db);
+async function assertKnownHandler(db: Executor, handler: string): Promise<void> {
+  const known = await listKnownHandlers(db as Db);
   if (!known.some((h) => h.name === handler)) {
     throw new AppError("invalid", `unknown handler "${handler}"; known: ${known.map((h) => h.name).join(", ")}`, "handler");
   }
@@ -44,11 +48,21 @@ function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, 
 
 /** Create a schedule: partition = sk_partition_of(id, cluster.partitions), high-water mark = first slot from sk_now(). */
 export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: Actor): Promise<Schedule> {
+  try {
+    return await db.transaction((tx) => createScheduleIn(tx, input, actor));
+  } catch (err) {
+    if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${input.name}" already exists`, "name", { cause: err });
+    throw err;
+  }
+}
+
+/** createSchedule inside the caller's transaction (`managed`: the apply of a schedules file that makes it). */
+export async function createScheduleIn(tx: Tx, input: ScheduleCreateInput, actor: Actor, managed?: ManagedBy): Promise<Schedule> {
   refuseMaskedPayload(input.payload);
   validateHandlerPayload(input.handler, input.payload);
-  await assertKnownHandler(db, input.handler);
-  try {
-    return await db.transaction(async (tx) => {
+  await assertKnownHandler(tx, input.handler);
+  {
+    {
       const now = await dbNow(tx);
       const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone };
       const [row] = await tx
@@ -73,6 +87,7 @@ export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: 
           backlogAfterSeconds: input.backlogAfterSeconds,
           tags: input.tags,
           owner: input.owner,
+          ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
           nextSlotAt: firstSlotFrom(timing, now),
           partition: 0,
           createdAt: now,
@@ -86,10 +101,7 @@ export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: 
       const created = { ...row, partition: rows[0].partition };
       await recordAudit(tx, actor, { action: "schedule.create", targetType: "schedule", targetId: created.name, scheduleId: created.id, after: toScheduleView(created) });
       return created;
-    });
-  } catch (err) {
-    if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${input.name}" already exists`, "name", { cause: err });
-    throw err;
+    }
   }
 }
 
@@ -119,10 +131,20 @@ async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
  * on "version"). Changing the timing restarts the high-water mark at the first new slot after sk_now().
  */
 export async function updateSchedule(db: Db, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor): Promise<Schedule> {
-  if (expectedVersion === undefined) throw new AppError("invalid", "version is required: send the version you are editing", "version");
-  if (patch.handler !== undefined) await assertKnownHandler(db, patch.handler);
   try {
-    return await db.transaction(async (tx) => {
+    return await db.transaction((tx) => updateScheduleIn(tx, name, patch, expectedVersion, actor));
+  } catch (err) {
+    if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${patch.name}" already exists`, "name", { cause: err });
+    throw err;
+  }
+}
+
+/** updateSchedule inside the caller's transaction (`managed`: the apply of a schedules file that changes it). */
+export async function updateScheduleIn(tx: Tx, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor, managed?: ManagedBy): Promise<Schedule> {
+  if (expectedVersion === undefined) throw new AppError("invalid", "version is required: send the version you are editing", "version");
+  if (patch.handler !== undefined) await assertKnownHandler(tx, patch.handler);
+  {
+    {
       const before = await requireScheduleByName(tx, name, { lock: true });
       // A form that showed a masked secret sends the mask back: keep the stored value there.
       if (patch.payload !== undefined) patch = { ...patch, payload: restoreMasked(patch.payload, before.payload) };
@@ -149,7 +171,10 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
         retryCapSeconds: patch.retry?.capSeconds ?? before.retryCapSeconds,
         updatedAt: now,
         version: before.version + 1,
+        ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
       };
+      // Switching a paused schedule on is a resume: its pause note and resume time go.
+      if (!before.enabled && values.enabled === true) Object.assign(values, { pausedNote: null, resumeAt: null });
       if ((values.retryCapSeconds as number) < (values.retryBaseSeconds as number)) {
         throw new AppError("invalid", "retry.capSeconds must be at least retry.baseSeconds", "retry.capSeconds");
       }
@@ -161,10 +186,7 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
       const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
       await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
       return after;
-    });
-  } catch (err) {
-    if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${patch.name}" already exists`, "name", { cause: err });
-    throw err;
+    }
   }
 }
 
@@ -179,7 +201,12 @@ function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pic
  * become skipped 'deleted'; history stays readable). Otherwise: hard delete, cascading runs and attempts.
  */
 export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: boolean }, actor: Actor): Promise<void> {
-  await db.transaction(async (tx) => {
+  await db.transaction((tx) => deleteScheduleIn(tx, name, opts, actor));
+}
+
+/** deleteSchedule inside the caller's transaction. */
+export async function deleteScheduleIn(tx: Tx, name: string, opts: { keepHistory: boolean }, actor: Actor): Promise<void> {
+  {
     const s = await requireScheduleByName(tx, name, { lock: true });
     if (opts.keepHistory) {
       // Waiting runs are withdrawn; a running one finishes as it would have.
@@ -202,7 +229,7 @@ export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: 
       before: toScheduleView(s),
       after: { history: opts.keepHistory ? "kept" : "deleted" },
     });
-  });
+  }
 }
 
 async function setEnabled(db: Db, name: string, enabled: boolean, actor: Actor): Promise<Schedule> {
