@@ -232,26 +232,44 @@ export async function deleteScheduleIn(tx: Tx, name: string, opts: { keepHistory
   }
 }
 
-async function setEnabled(db: Db, name: string, enabled: boolean, actor: Actor): Promise<Schedule> {
-  return db.transaction(async (tx) => {
-    const s = await requireScheduleByName(tx, name, { lock: true });
-    if (s.enabled === enabled) return s;
-    // Pausing unwrites the future; resuming leaves next_slot_at where it stood, so the slots missed
-    // while paused meet the catch-up policy on the next tick.
-    if (!enabled) await rewindPendingSlots(tx, s.id);
-    const [after] = await tx
-      .update(schedules)
-      .set({ enabled, updatedAt: sql`sk_now()`, version: sql`${schedules.version} + 1` })
-      .where(eq(schedules.id, s.id))
-      .returning();
-    await recordAudit(tx, actor, { action: enabled ? "schedule.resume" : "schedule.pause", targetType: "schedule", targetId: s.name, scheduleId: s.id, before: { enabled: s.enabled }, after: { enabled } });
-    return after;
-  });
+/** What a pause by hand may say: why (`note`: an apply leaves the schedule paused) and when the worker resumes it. */
+export type PauseHold = { note?: string; resumeAt?: Date };
+
+async function setEnabled(db: Db, name: string, enabled: boolean, actor: Actor, hold: PauseHold = {}): Promise<Schedule> {
+  return db.transaction(async (tx) => setEnabledIn(tx, await requireScheduleByName(tx, name, { lock: true }), enabled, actor, hold));
 }
 
-/** Pause: the tick stops writing slots; never-attempted pending slots are withdrawn. */
-export function pauseSchedule(db: Db, name: string, actor: Actor): Promise<Schedule> {
-  return setEnabled(db, name, false, actor);
+/** Pause or resume a schedule the caller's transaction holds locked. Resuming clears the note and resume time. */
+export async function setEnabledIn(tx: Tx, s: Schedule, enabled: boolean, actor: Actor, hold: PauseHold = {}): Promise<Schedule> {
+  const noted = hold.note !== undefined || hold.resumeAt !== undefined;
+  if (s.enabled === enabled && !(noted && !enabled)) return s;
+  if (hold.resumeAt && hold.resumeAt.getTime() <= (await dbNow(tx)).getTime()) {
+    throw new AppError("invalid", "resumeAt must be in the future (by the database clock)", "resumeAt");
+  }
+  // Pausing unwrites the future; resuming leaves next_slot_at where it stood, so the slots missed
+  // while paused meet the catch-up policy on the next tick.
+  if (!enabled && s.enabled) await rewindPendingSlots(tx, s.id);
+  const pausedNote = enabled ? null : (hold.note ?? null);
+  const resumeAt = enabled ? null : (hold.resumeAt ?? null);
+  const [after] = await tx
+    .update(schedules)
+    .set({ enabled, pausedNote, resumeAt, updatedAt: sql`sk_now()`, version: sql`${schedules.version} + 1` })
+    .where(eq(schedules.id, s.id))
+    .returning();
+  await recordAudit(tx, actor, {
+    action: enabled ? "schedule.resume" : "schedule.pause",
+    targetType: "schedule",
+    targetId: s.name,
+    scheduleId: s.id,
+    before: { enabled: s.enabled, ...(s.pausedNote !== null ? { note: s.pausedNote } : {}) },
+    after: { enabled, ...(pausedNote !== null ? { note: pausedNote } : {}), ...(resumeAt !== null ? { resumeAt: resumeAt.toISOString() } : {}) },
+  });
+  return after;
+}
+
+/** Pause: the tick stops writing slots; never-attempted pending slots are withdrawn. A note or resume time may be given. */
+export function pauseSchedule(db: Db, name: string, actor: Actor, hold: PauseHold = {}): Promise<Schedule> {
+  return setEnabled(db, name, false, actor, hold);
 }
 
 /** Resume: slots missed while paused follow the schedule's catch-up policy. */

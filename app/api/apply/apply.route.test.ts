@@ -1,6 +1,9 @@
 // POST /api/apply and GET /api/export through their route handlers against a real database; the
 // database state is read back with plain SQL as the oracle.
 import { beforeAll, describe, expect, it } from "vitest";
+import { resumeDueSchedules } from "@/lib/schedules/auto-resume";
+import { tickOnce } from "@/lib/runs/tick";
+import { setClock } from "@/lib/testing/clock";
 import { setupTestDatabase } from "@/lib/testing/db";
 
 const t = setupTestDatabase({ routes: true, poolSize: 6 });
@@ -8,11 +11,15 @@ type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) 
 let applyPost: Handler;
 let exportGet: Handler;
 let patchOne: Handler;
+let pausePost: Handler;
+let resumePost: Handler;
 
 beforeAll(async () => {
   applyPost = (await import("./route")).POST as unknown as Handler;
   exportGet = (await import("../export/route")).GET as unknown as Handler;
   patchOne = (await import("../schedules/[name]/route")).PATCH as unknown as Handler;
+  pausePost = (await import("../schedules/[name]/pause/route")).POST as unknown as Handler;
+  resumePost = (await import("../schedules/[name]/resume/route")).POST as unknown as Handler;
 });
 
 const headers = { "content-type": "application/json", origin: "http://127.0.0.1" };
@@ -120,5 +127,53 @@ describe("POST /api/apply", () => {
     const again = await apply({ source: "s", schedules: [A] });
     expect(again.body).toMatchObject({ updated: ["a"], changes: [{ name: "a", version: 2, fields: ["description"] }] });
     expect(await q("SELECT description, version FROM schedules")).toEqual([{ description: "", version: 3 }]);
+  });
+
+  const pause = async (name: string, body?: unknown) => {
+    const init: RequestInit = { method: "POST", headers: body === undefined ? { origin: "http://127.0.0.1" } : headers, body: body === undefined ? undefined : JSON.stringify(body) };
+    const res = await pausePost(new Request(`http://127.0.0.1/api/schedules/${name}/pause`, init), { params: Promise.resolve({ name }) });
+    return { status: res.status, body: await res.json() };
+  };
+
+  it("pause with a note: kept paused across apply (the file's other fields still apply); resume clears the note", async () => {
+    await setClock(t.pool, "2024-03-01T10:00:00Z");
+    await apply({ source: "s", schedules: [A] });
+    expect((await pause("a", { note: "" })).body.error.field).toBe("note");
+    expect((await pause("a", { resumeAt: "2024-03-01T09:00:00Z" })).body.error.field).toBe("resumeAt");
+    expect((await pause("a", { bogus: 1 })).body.error.field).toBe("bogus");
+    expect(await q("SELECT enabled, version FROM schedules")).toEqual([{ enabled: true, version: 1 }]);
+    const paused = await pause("a", { note: "vendor outage" });
+    expect(paused.body.schedule).toMatchObject({ enabled: false, pausedNote: "vendor outage", drifted: false });
+    const again = await apply({ source: "s", schedules: [{ ...A, description: "new" }] });
+    expect(again.body).toMatchObject({ updated: ["a"], keptPaused: [{ name: "a", note: "vendor outage" }] });
+    expect(await q("SELECT enabled, description, paused_note FROM schedules")).toEqual([{ enabled: false, description: "new", paused_note: "vendor outage" }]);
+    const res = await resumePost(new Request("http://127.0.0.1/api/schedules/a/resume", { method: "POST", headers: { origin: "http://127.0.0.1" } }), { params: Promise.resolve({ name: "a" }) });
+    expect((await res.json()).schedule).toMatchObject({ enabled: true, pausedNote: null, drifted: false });
+    // A pause without a note is drift, and the file's enabled: true puts it back.
+    await pause("a");
+    expect((await apply({ source: "s", schedules: [{ ...A, description: "new" }] })).body).toMatchObject({ updated: ["a"], keptPaused: [], changes: [{ fields: ["enabled"] }] });
+    expect(await q("SELECT enabled FROM schedules")).toEqual([{ enabled: true }]);
+  });
+
+  it("auto-resume: the pass resumes schedules whose resumeAt passed by the database clock, with catch-up", async () => {
+    await setClock(t.pool, "2024-03-01T10:00:00Z");
+    await apply({ source: "s", schedules: [{ name: "a", handler: "noop", everySeconds: 300, catchUp: "latest" }, { name: "later", handler: "noop", everySeconds: 300 }] });
+    expect((await pause("a", { note: "maintenance", resumeAt: "2024-03-01T10:30:00Z" })).status).toBe(200);
+    expect((await pause("later", { resumeAt: "2024-03-01T11:30:00Z" })).status).toBe(200);
+    await setClock(t.pool, "2024-03-01T10:29:00Z");
+    expect(await resumeDueSchedules(t.db)).toEqual({ resumed: [] });
+    await setClock(t.pool, "2024-03-01T10:31:00Z");
+    expect(await resumeDueSchedules(t.db)).toEqual({ resumed: ["a"] });
+    expect(await q("SELECT name, enabled, paused_note, resume_at FROM schedules ORDER BY name")).toEqual([
+      { name: "a", enabled: true, paused_note: null, resume_at: null },
+      { name: "later", enabled: false, paused_note: null, resume_at: new Date("2024-03-01T11:30:00Z") },
+    ]);
+    expect(await q("SELECT actor, action FROM audit_log WHERE action = 'schedule.resume'")).toEqual([{ actor: "system", action: "schedule.resume" }]);
+    // The slots missed while paused (10:00, the first, never ticked, … 10:30) meet catch-up latest: the newest runs, the 6 before it coalesced.
+    await tickOnce(t.db, { partitions: null, horizonSeconds: 120, graceSeconds: 30 });
+    expect(await q("SELECT to_char(scheduled_for, 'HH24:MI') AS slot, state, origin, skip_reason, skipped_count FROM runs ORDER BY scheduled_for")).toEqual([
+      { slot: "10:00", state: "skipped", origin: "schedule", skip_reason: "coalesced", skipped_count: 6 },
+      { slot: "10:30", state: "pending", origin: "catch_up", skip_reason: null, skipped_count: null },
+    ]);
   });
 });
