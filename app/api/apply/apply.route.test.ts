@@ -3,6 +3,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { resumeDueSchedules } from "@/lib/schedules/auto-resume";
 import { tickOnce } from "@/lib/runs/tick";
+import { createLogger } from "@/lib/log";
+import { waitUntil } from "@/lib/testing/wait";
+import { startAutoResumeLoop } from "@/worker/loops/auto-resume";
 import { setClock } from "@/lib/testing/clock";
 import { setupTestDatabase } from "@/lib/testing/db";
 
@@ -175,5 +178,19 @@ describe("POST /api/apply", () => {
       { slot: "10:00", state: "skipped", origin: "schedule", skip_reason: "coalesced", skipped_count: 6 },
       { slot: "10:30", state: "pending", origin: "catch_up", skip_reason: null, skipped_count: null },
     ]);
+  });
+
+  it("the worker's auto-resume loop resumes a schedule once the database clock passes resumeAt", async () => {
+    await setClock(t.pool, "2024-03-01T10:00:00Z");
+    await apply({ source: "s", schedules: [A] });
+    await pause("a", { resumeAt: "2024-03-01T10:05:00Z" });
+    const loop = startAutoResumeLoop({ db: t.db, log: createLogger("test"), intervalMs: 20 });
+    try {
+      await setClock(t.pool, "2024-03-01T10:05:01Z");
+      await waitUntil(async () => (await q<{ enabled: boolean }>("SELECT enabled FROM schedules"))[0].enabled, 10_000, "the loop to resume a");
+    } finally {
+      await loop.stop();
+    }
+    expect(await q("SELECT version, resume_at FROM schedules")).toEqual([{ version: 3, resume_at: null }]);
   });
 });
