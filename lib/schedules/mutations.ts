@@ -61,48 +61,44 @@ export async function createScheduleIn(tx: Tx, input: ScheduleCreateInput, actor
   refuseMaskedPayload(input.payload);
   validateHandlerPayload(input.handler, input.payload);
   await assertKnownHandler(tx, input.handler);
-  {
-    {
-      const now = await dbNow(tx);
-      const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone };
-      const [row] = await tx
-        .insert(schedules)
-        .values({
-          name: input.name,
-          description: input.description,
-          handler: input.handler,
-          payload: input.payload,
-          ...timing,
-          catchUp: input.catchUp,
-          maxLatenessSeconds: input.maxLatenessSeconds,
-          jitterSeconds: input.jitterSeconds,
-          overlap: input.overlap,
-          retryMaxAttempts: input.retry.maxAttempts,
-          retryBaseSeconds: input.retry.baseSeconds,
-          retryCapSeconds: input.retry.capSeconds,
-          leaseSeconds: input.leaseSeconds,
-          enabled: input.enabled,
-          lateAfterSeconds: input.lateAfterSeconds,
-          lateGraceSeconds: input.lateGraceSeconds,
-          backlogAfterSeconds: input.backlogAfterSeconds,
-          tags: input.tags,
-          owner: input.owner,
-          ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
-          nextSlotAt: firstSlotFrom(timing, now),
-          partition: 0,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning();
-      // The id exists only now: its partition, by the one rule (sk_partition_of), in the same transaction.
-      const { rows } = await tx.execute<{ partition: number }>(sql`
-        UPDATE schedules SET partition = sk_partition_of(schedules.id, c.partitions)
-        FROM cluster c WHERE c.id = 1 AND schedules.id = ${row.id} RETURNING schedules.partition`);
-      const created = { ...row, partition: rows[0].partition };
-      await recordAudit(tx, actor, { action: "schedule.create", targetType: "schedule", targetId: created.name, scheduleId: created.id, after: toScheduleView(created) });
-      return created;
-    }
-  }
+  const now = await dbNow(tx);
+  const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone };
+  const [row] = await tx
+    .insert(schedules)
+    .values({
+      name: input.name,
+      description: input.description,
+      handler: input.handler,
+      payload: input.payload,
+      ...timing,
+      catchUp: input.catchUp,
+      maxLatenessSeconds: input.maxLatenessSeconds,
+      jitterSeconds: input.jitterSeconds,
+      overlap: input.overlap,
+      retryMaxAttempts: input.retry.maxAttempts,
+      retryBaseSeconds: input.retry.baseSeconds,
+      retryCapSeconds: input.retry.capSeconds,
+      leaseSeconds: input.leaseSeconds,
+      enabled: input.enabled,
+      lateAfterSeconds: input.lateAfterSeconds,
+      lateGraceSeconds: input.lateGraceSeconds,
+      backlogAfterSeconds: input.backlogAfterSeconds,
+      tags: input.tags,
+      owner: input.owner,
+      ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
+      nextSlotAt: firstSlotFrom(timing, now),
+      partition: 0,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  // The id exists only now: its partition, by the one rule (sk_partition_of), in the same transaction.
+  const { rows } = await tx.execute<{ partition: number }>(sql`
+    UPDATE schedules SET partition = sk_partition_of(schedules.id, c.partitions)
+    FROM cluster c WHERE c.id = 1 AND schedules.id = ${row.id} RETURNING schedules.partition`);
+  const created = { ...row, partition: rows[0].partition };
+  await recordAudit(tx, actor, { action: "schedule.create", targetType: "schedule", targetId: created.name, scheduleId: created.id, after: toScheduleView(created) });
+  return created;
 }
 
 /**
@@ -143,51 +139,47 @@ export async function updateSchedule(db: Db, name: string, patch: SchedulePatch,
 export async function updateScheduleIn(tx: Tx, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor, managed?: ManagedBy): Promise<Schedule> {
   if (expectedVersion === undefined) throw new AppError("invalid", "version is required: send the version you are editing", "version");
   if (patch.handler !== undefined) await assertKnownHandler(tx, patch.handler);
-  {
-    {
-      const before = await requireScheduleByName(tx, name, { lock: true });
-      // A form that showed a masked secret sends the mask back: keep the stored value there.
-      if (patch.payload !== undefined) patch = { ...patch, payload: restoreMasked(patch.payload, before.payload) };
-      refuseMaskedPayload(patch.payload);
-      if (before.version !== expectedVersion) {
-        throw new AppError("conflict", `the schedule changed since you loaded it (version ${before.version}, yours ${expectedVersion}); reload and try again`, "version");
-      }
-      const now = await dbNow(tx);
-      const switchesToCron = typeof patch.cron === "string";
-      const switchesToEvery = typeof patch.everySeconds === "number";
-      const timing = {
-        cron: switchesToCron ? (patch.cron as string) : switchesToEvery ? null : before.cron,
-        everySeconds: switchesToEvery ? (patch.everySeconds as number) : switchesToCron ? null : before.everySeconds,
-        timezone: patch.timezone ?? before.timezone,
-      };
-      validateTiming(timing);
-      if (patch.handler !== undefined || patch.payload !== undefined) validateHandlerPayload(patch.handler ?? before.handler, patch.payload ?? before.payload);
-      const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
-      const values: Partial<Schedule> = {
-        ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner"]),
-        ...timing,
-        retryMaxAttempts: patch.retry?.maxAttempts ?? before.retryMaxAttempts,
-        retryBaseSeconds: patch.retry?.baseSeconds ?? before.retryBaseSeconds,
-        retryCapSeconds: patch.retry?.capSeconds ?? before.retryCapSeconds,
-        updatedAt: now,
-        version: before.version + 1,
-        ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
-      };
-      // Switching a paused schedule on is a resume: its pause note and resume time go.
-      if (!before.enabled && values.enabled === true) Object.assign(values, { pausedNote: null, resumeAt: null });
-      if ((values.retryCapSeconds as number) < (values.retryBaseSeconds as number)) {
-        throw new AppError("invalid", "retry.capSeconds must be at least retry.baseSeconds", "retry.capSeconds");
-      }
-      const pausing = before.enabled && values.enabled === false;
-      if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
-      if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
-      const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
-      // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
-      const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
-      await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
-      return after;
-    }
+  const before = await requireScheduleByName(tx, name, { lock: true });
+  // A form that showed a masked secret sends the mask back: keep the stored value there.
+  if (patch.payload !== undefined) patch = { ...patch, payload: restoreMasked(patch.payload, before.payload) };
+  refuseMaskedPayload(patch.payload);
+  if (before.version !== expectedVersion) {
+    throw new AppError("conflict", `the schedule changed since you loaded it (version ${before.version}, yours ${expectedVersion}); reload and try again`, "version");
   }
+  const now = await dbNow(tx);
+  const switchesToCron = typeof patch.cron === "string";
+  const switchesToEvery = typeof patch.everySeconds === "number";
+  const timing = {
+    cron: switchesToCron ? (patch.cron as string) : switchesToEvery ? null : before.cron,
+    everySeconds: switchesToEvery ? (patch.everySeconds as number) : switchesToCron ? null : before.everySeconds,
+    timezone: patch.timezone ?? before.timezone,
+  };
+  validateTiming(timing);
+  if (patch.handler !== undefined || patch.payload !== undefined) validateHandlerPayload(patch.handler ?? before.handler, patch.payload ?? before.payload);
+  const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
+  const values: Partial<Schedule> = {
+    ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner"]),
+    ...timing,
+    retryMaxAttempts: patch.retry?.maxAttempts ?? before.retryMaxAttempts,
+    retryBaseSeconds: patch.retry?.baseSeconds ?? before.retryBaseSeconds,
+    retryCapSeconds: patch.retry?.capSeconds ?? before.retryCapSeconds,
+    updatedAt: now,
+    version: before.version + 1,
+    ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
+  };
+  // Switching a paused schedule on is a resume: its pause note and resume time go.
+  if (!before.enabled && values.enabled === true) Object.assign(values, { pausedNote: null, resumeAt: null });
+  if ((values.retryCapSeconds as number) < (values.retryBaseSeconds as number)) {
+    throw new AppError("invalid", "retry.capSeconds must be at least retry.baseSeconds", "retry.capSeconds");
+  }
+  const pausing = before.enabled && values.enabled === false;
+  if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
+  if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
+  const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
+  // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
+  const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
+  await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
+  return after;
 }
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> {
@@ -206,30 +198,28 @@ export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: 
 
 /** deleteSchedule inside the caller's transaction. */
 export async function deleteScheduleIn(tx: Tx, name: string, opts: { keepHistory: boolean }, actor: Actor): Promise<void> {
-  {
-    const s = await requireScheduleByName(tx, name, { lock: true });
-    if (opts.keepHistory) {
-      // Waiting runs are withdrawn; a running one finishes as it would have.
-      await tx.execute(sql`
-        WITH unqueued AS (
-          DELETE FROM run_queue WHERE schedule_id = ${s.id} AND state = 'pending' RETURNING run_id
-        )
-        UPDATE runs SET state = 'skipped', skip_reason = 'deleted', finished_at = sk_now(),
-               skipped_until = scheduled_for, skipped_count = 1
-        WHERE id IN (SELECT run_id FROM unqueued)`);
-      await tx.execute(sql`UPDATE schedules SET deleted_at = sk_now(), enabled = false, updated_at = sk_now(), version = version + 1 WHERE id = ${s.id}`);
-    } else {
-      await tx.execute(sql`DELETE FROM schedules WHERE id = ${s.id}`);
-    }
-    await recordAudit(tx, actor, {
-      action: "schedule.delete",
-      targetType: "schedule",
-      targetId: s.name,
-      scheduleId: s.id,
-      before: toScheduleView(s),
-      after: { history: opts.keepHistory ? "kept" : "deleted" },
-    });
+  const s = await requireScheduleByName(tx, name, { lock: true });
+  if (opts.keepHistory) {
+    // Waiting runs are withdrawn; a running one finishes as it would have.
+    await tx.execute(sql`
+      WITH unqueued AS (
+        DELETE FROM run_queue WHERE schedule_id = ${s.id} AND state = 'pending' RETURNING run_id
+      )
+      UPDATE runs SET state = 'skipped', skip_reason = 'deleted', finished_at = sk_now(),
+             skipped_until = scheduled_for, skipped_count = 1
+      WHERE id IN (SELECT run_id FROM unqueued)`);
+    await tx.execute(sql`UPDATE schedules SET deleted_at = sk_now(), enabled = false, updated_at = sk_now(), version = version + 1 WHERE id = ${s.id}`);
+  } else {
+    await tx.execute(sql`DELETE FROM schedules WHERE id = ${s.id}`);
   }
+  await recordAudit(tx, actor, {
+    action: "schedule.delete",
+    targetType: "schedule",
+    targetId: s.name,
+    scheduleId: s.id,
+    before: toScheduleView(s),
+    after: { history: opts.keepHistory ? "kept" : "deleted" },
+  });
 }
 
 /** What a pause by hand may say: why (`note`: an apply leaves the schedule paused) and when the worker resumes it. */
