@@ -9,6 +9,7 @@ import { createWorkerMetrics } from "../lib/metrics/worker-metrics";
 import { startMetricsServer } from "../lib/metrics/worker-server";
 import { createHandlerRegistry } from "./handlers/registry";
 import { startAlertLoop } from "./loops/alerts";
+import { startAutoResumeLoop } from "./loops/auto-resume";
 import { startClaimLoop } from "./loops/claim";
 import { startDeliveryLoop } from "./loops/deliveries";
 import { startLeaseLoop } from "./loops/lease";
@@ -126,13 +127,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   });
   // Alerts: evaluated by workers so they fire with no browser open; sent by their own loop, so a slow receiver never holds up runs.
   const deliveryLoop = startDeliveryLoop({ db, log, config });
+  const autoResumeLoop = startAutoResumeLoop({ db, log });
   const alertLoop = startAlertLoop({ db, log, config, onEvents: () => deliveryLoop.wake() });
   const listener = deps.databaseUrl ? listenForDueRuns(deps.databaseUrl, () => claimLoop?.wake(), log) : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {
     // Stop claiming first, then give in-flight handlers the grace period.
-    await Promise.all([claimLoop!.stop(), tickLoop?.stop(), listener?.stop(), retentionLoop.stop(), alertLoop.stop(), deliveryLoop.stop()]);
+    await Promise.all([claimLoop!.stop(), tickLoop?.stop(), listener?.stop(), retentionLoop.stop(), autoResumeLoop.stop(), alertLoop.stop(), deliveryLoop.stop()]);
     log.info({ event: "worker:drain", workerId, inFlight: runner.inFlight, graceMs: config.shutdownGraceMs });
     try {
       if (!(await runner.drain(config.shutdownGraceMs))) {

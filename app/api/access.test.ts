@@ -69,6 +69,7 @@ const LOOPBACK_GET: Record<string, { query?: string; expect: (body: Json, res: R
   alerts: { expect: (b) => expect(b).toEqual({ firing: [] }) },
   audit: { expect: (b) => expect(b).toMatchObject({ entries: expect.arrayContaining([expect.objectContaining({ action: "token.create" })]) }) },
   charts: { query: "?window=1h&schedule=x", expect: (b) => expect(b).toMatchObject({ window: "1h", series: [{ name: "x" }] }) },
+  export: { expect: (b) => expect((b.schedules as { name: string }[]).map((x) => x.name)).toEqual(["x"]) },
   handlers: { expect: (b) => expect((b.handlers as { name: string }[]).map((h) => h.name)).toEqual(expect.arrayContaining(["noop", "http", "sleep"])) },
   me: { expect: (b) => expect(b).toEqual({ actor: { name: "local", kind: "local", role: "admin", scope: "admin", scheduleTags: null }, access: "loopback-only" }) },
   metrics: {

@@ -12,8 +12,14 @@ import type { ScheduleView } from "../schedules/view";
 import type { ScheduleHealth } from "../health/schedule-health";
 import type { WorkerView } from "../workers/queries";
 import type { HandlerListing } from "../handlers/warnings";
+import type { PlanSummary } from "../schedules/as-code/plan";
+import type { ScheduleDocument } from "../schedules/as-code/export";
 
-export type { ScheduleCreateInput, SchedulePatch, RunDetail, RunPage, ScheduleView, WorkerView, HandlerListing };
+export type { ScheduleCreateInput, SchedulePatch, RunDetail, RunPage, ScheduleView, WorkerView, HandlerListing, PlanSummary, ScheduleDocument };
+/** A schedules file: its YAML or JSON text, or the parsed `{ schedules: [...] }`. */
+export type ApplyDocument = string | { schedules: unknown[] };
+/** Whose file it is (`source`: the CLI uses the file's base name) and whether to delete what it no longer lists. */
+export type ApplyOptions = { source: string; prune?: boolean };
 /** A schedule as the API returns it: its definition and its health. */
 export type Schedule = ScheduleView & Partial<ScheduleHealth>;
 /** Filters of GET /api/runs and a schedule's history. */
@@ -65,6 +71,10 @@ function runQueryString(q: RunQuery = {}): string {
   if (q.upcoming !== undefined) p.set("upcoming", String(q.upcoming));
   const s = p.toString();
   return s ? `?${s}` : "";
+}
+
+function applyBody(doc: ApplyDocument, o: ApplyOptions, dryRun: boolean) {
+  return { source: o.source, prune: o.prune ?? false, dryRun, ...(typeof doc === "string" ? { document: doc } : { schedules: doc.schedules }) };
 }
 
 /** A client of one Slotkeeper console. Every method resolves with the API's answer or rejects with a SlotkeeperApiError. */
@@ -123,6 +133,12 @@ export function createClient(opts: ClientOptions = {}) {
     /** Discard a dead run (409 otherwise): it becomes skipped, reason `discarded`, and no longer makes its schedule failing. */
     discardRun: (id: number, opts: { reason?: string } = {}) => call<{ run: SettledRun }>("POST", `/api/runs/${id}/discard`, opts.reason === undefined ? {} : { reason: opts.reason }).then((r) => r.run),
     listWorkers: () => call<{ workers: WorkerView[] }>("GET", "/api/workers").then((r) => r.workers),
+    /** What an apply of this file would do, changing nothing. */
+    plan: (doc: ApplyDocument, o: ApplyOptions) => call<PlanSummary>("POST", "/api/apply", applyBody(doc, o, true)),
+    /** Apply a schedules file in one transaction; an error in any entry changes nothing. */
+    apply: (doc: ApplyDocument, o: ApplyOptions) => call<PlanSummary>("POST", "/api/apply", applyBody(doc, o, false)),
+    /** Every schedule's body as a document that apply accepts unchanged (secrets masked). */
+    export: () => call<ScheduleDocument>("GET", "/api/export"),
     listHandlers: () => call<{ handlers: HandlerListing[] }>("GET", "/api/handlers").then((r) => r.handlers),
   };
 }

@@ -77,6 +77,14 @@ export const schedules = pgTable(
     tags: text("tags").array().notNull().default(sql`'{}'::text[]`),
     /** Who answers for this job (a team or a person, free text); null when nobody said. */
     owner: text("owner"),
+    /** Schedules as code: the `source` of the file that last created or changed it; null for console-made. */
+    managedBy: text("managed_by"),
+    /** The normalized body (defaults applied) last applied from that file; drift is the stored settings differing from it. */
+    managedSpec: jsonb("managed_spec"),
+    /** Why it was paused by hand; a schedule paused with a note is not resumed by an apply. Cleared on resume. */
+    pausedNote: text("paused_note"),
+    /** When the auto-resume loop resumes a paused schedule (worker/loops/auto-resume.ts); cleared on resume. */
+    resumeAt: ts("resume_at"),
   },
   (t) => [
     uniqueIndex("schedules_name_live_key").on(t.name).where(sql`deleted_at IS NULL`),

@@ -18,6 +18,10 @@ import { RUNS_CHANNEL } from "../runs/requeue";
 
 type Tx = Parameters<Parameters<Db["transaction"]>[0]>[0];
 type Executor = Pick<Db, "execute">;
+/** A transaction the caller holds (schedules as code runs several mutations in one). */
+export type ScheduleTx = Tx;
+/** Set by an apply of a schedules file (lib/schedules/as-code/): the file's source and the body applied. */
+export type ManagedBy = { by: string; spec: unknown };
 
 /** sk_now() inside the caller's transaction. */
 export async function dbNow(tx: Executor): Promise<Date> {
@@ -36,52 +40,56 @@ function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, 
 
 /** Create a schedule: partition = sk_partition_of(id, cluster.partitions), high-water mark = first slot from sk_now(). */
 export async function createSchedule(db: Db, input: ScheduleCreateInput, actor: Actor): Promise<Schedule> {
-  refuseMaskedPayload(input.payload);
-  validateHandlerPayload(input.handler, input.payload);
   try {
-    return await db.transaction(async (tx) => {
-      const now = await dbNow(tx);
-      const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone };
-      const [row] = await tx
-        .insert(schedules)
-        .values({
-          name: input.name,
-          description: input.description,
-          handler: input.handler,
-          payload: input.payload,
-          ...timing,
-          catchUp: input.catchUp,
-          maxLatenessSeconds: input.maxLatenessSeconds,
-          jitterSeconds: input.jitterSeconds,
-          overlap: input.overlap,
-          retryMaxAttempts: input.retry.maxAttempts,
-          retryBaseSeconds: input.retry.baseSeconds,
-          retryCapSeconds: input.retry.capSeconds,
-          leaseSeconds: input.leaseSeconds,
-          enabled: input.enabled,
-          lateAfterSeconds: input.lateAfterSeconds,
-          lateGraceSeconds: input.lateGraceSeconds,
-          backlogAfterSeconds: input.backlogAfterSeconds,
-          tags: input.tags,
-          owner: input.owner,
-          nextSlotAt: firstSlotFrom(timing, now),
-          partition: 0,
-          createdAt: now,
-          updatedAt: now,
-        })
-        .returning();
-      // The id exists only now: its partition, by the one rule (sk_partition_of), in the same transaction.
-      const { rows } = await tx.execute<{ partition: number }>(sql`
-        UPDATE schedules SET partition = sk_partition_of(schedules.id, c.partitions)
-        FROM cluster c WHERE c.id = 1 AND schedules.id = ${row.id} RETURNING schedules.partition`);
-      const created = { ...row, partition: rows[0].partition };
-      await recordAudit(tx, actor, { action: "schedule.create", targetType: "schedule", targetId: created.name, scheduleId: created.id, after: toScheduleView(created) });
-      return created;
-    });
+    return await db.transaction((tx) => createScheduleIn(tx, input, actor));
   } catch (err) {
     if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${input.name}" already exists`, "name", { cause: err });
     throw err;
   }
+}
+
+/** createSchedule inside the caller's transaction (`managed`: the apply of a schedules file that makes it). */
+export async function createScheduleIn(tx: Tx, input: ScheduleCreateInput, actor: Actor, managed?: ManagedBy): Promise<Schedule> {
+  refuseMaskedPayload(input.payload);
+  validateHandlerPayload(input.handler, input.payload);
+  const now = await dbNow(tx);
+  const timing = { cron: input.cron ?? null, everySeconds: input.everySeconds ?? null, timezone: input.timezone };
+  const [row] = await tx
+    .insert(schedules)
+    .values({
+      name: input.name,
+      description: input.description,
+      handler: input.handler,
+      payload: input.payload,
+      ...timing,
+      catchUp: input.catchUp,
+      maxLatenessSeconds: input.maxLatenessSeconds,
+      jitterSeconds: input.jitterSeconds,
+      overlap: input.overlap,
+      retryMaxAttempts: input.retry.maxAttempts,
+      retryBaseSeconds: input.retry.baseSeconds,
+      retryCapSeconds: input.retry.capSeconds,
+      leaseSeconds: input.leaseSeconds,
+      enabled: input.enabled,
+      lateAfterSeconds: input.lateAfterSeconds,
+      lateGraceSeconds: input.lateGraceSeconds,
+      backlogAfterSeconds: input.backlogAfterSeconds,
+      tags: input.tags,
+      owner: input.owner,
+      ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
+      nextSlotAt: firstSlotFrom(timing, now),
+      partition: 0,
+      createdAt: now,
+      updatedAt: now,
+    })
+    .returning();
+  // The id exists only now: its partition, by the one rule (sk_partition_of), in the same transaction.
+  const { rows } = await tx.execute<{ partition: number }>(sql`
+    UPDATE schedules SET partition = sk_partition_of(schedules.id, c.partitions)
+    FROM cluster c WHERE c.id = 1 AND schedules.id = ${row.id} RETURNING schedules.partition`);
+  const created = { ...row, partition: rows[0].partition };
+  await recordAudit(tx, actor, { action: "schedule.create", targetType: "schedule", targetId: created.name, scheduleId: created.id, after: toScheduleView(created) });
+  return created;
 }
 
 /**
@@ -110,52 +118,58 @@ async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
  * on "version"). Changing the timing restarts the high-water mark at the first new slot after sk_now().
  */
 export async function updateSchedule(db: Db, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor): Promise<Schedule> {
-  if (expectedVersion === undefined) throw new AppError("invalid", "version is required: send the version you are editing", "version");
   try {
-    return await db.transaction(async (tx) => {
-      const before = await requireScheduleByName(tx, name, { lock: true });
-      // A form that showed a masked secret sends the mask back: keep the stored value there.
-      if (patch.payload !== undefined) patch = { ...patch, payload: restoreMasked(patch.payload, before.payload) };
-      refuseMaskedPayload(patch.payload);
-      if (before.version !== expectedVersion) {
-        throw new AppError("conflict", `the schedule changed since you loaded it (version ${before.version}, yours ${expectedVersion}); reload and try again`, "version");
-      }
-      const now = await dbNow(tx);
-      const switchesToCron = typeof patch.cron === "string";
-      const switchesToEvery = typeof patch.everySeconds === "number";
-      const timing = {
-        cron: switchesToCron ? (patch.cron as string) : switchesToEvery ? null : before.cron,
-        everySeconds: switchesToEvery ? (patch.everySeconds as number) : switchesToCron ? null : before.everySeconds,
-        timezone: patch.timezone ?? before.timezone,
-      };
-      validateTiming(timing);
-      if (patch.handler !== undefined || patch.payload !== undefined) validateHandlerPayload(patch.handler ?? before.handler, patch.payload ?? before.payload);
-      const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
-      const values: Partial<Schedule> = {
-        ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner"]),
-        ...timing,
-        retryMaxAttempts: patch.retry?.maxAttempts ?? before.retryMaxAttempts,
-        retryBaseSeconds: patch.retry?.baseSeconds ?? before.retryBaseSeconds,
-        retryCapSeconds: patch.retry?.capSeconds ?? before.retryCapSeconds,
-        updatedAt: now,
-        version: before.version + 1,
-      };
-      if ((values.retryCapSeconds as number) < (values.retryBaseSeconds as number)) {
-        throw new AppError("invalid", "retry.capSeconds must be at least retry.baseSeconds", "retry.capSeconds");
-      }
-      const pausing = before.enabled && values.enabled === false;
-      if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
-      if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
-      const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
-      // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
-      const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
-      await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
-      return after;
-    });
+    return await db.transaction((tx) => updateScheduleIn(tx, name, patch, expectedVersion, actor));
   } catch (err) {
     if (nameTaken(err)) throw new AppError("conflict", `a schedule named "${patch.name}" already exists`, "name", { cause: err });
     throw err;
   }
+}
+
+/** updateSchedule inside the caller's transaction (`managed`: the apply of a schedules file that changes it). */
+export async function updateScheduleIn(tx: Tx, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor, managed?: ManagedBy): Promise<Schedule> {
+  if (expectedVersion === undefined) throw new AppError("invalid", "version is required: send the version you are editing", "version");
+  const before = await requireScheduleByName(tx, name, { lock: true });
+  // A form that showed a masked secret sends the mask back: keep the stored value there.
+  if (patch.payload !== undefined) patch = { ...patch, payload: restoreMasked(patch.payload, before.payload) };
+  refuseMaskedPayload(patch.payload);
+  if (before.version !== expectedVersion) {
+    throw new AppError("conflict", `the schedule changed since you loaded it (version ${before.version}, yours ${expectedVersion}); reload and try again`, "version");
+  }
+  const now = await dbNow(tx);
+  const switchesToCron = typeof patch.cron === "string";
+  const switchesToEvery = typeof patch.everySeconds === "number";
+  const timing = {
+    cron: switchesToCron ? (patch.cron as string) : switchesToEvery ? null : before.cron,
+    everySeconds: switchesToEvery ? (patch.everySeconds as number) : switchesToCron ? null : before.everySeconds,
+    timezone: patch.timezone ?? before.timezone,
+  };
+  validateTiming(timing);
+  if (patch.handler !== undefined || patch.payload !== undefined) validateHandlerPayload(patch.handler ?? before.handler, patch.payload ?? before.payload);
+  const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
+  const values: Partial<Schedule> = {
+    ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner"]),
+    ...timing,
+    retryMaxAttempts: patch.retry?.maxAttempts ?? before.retryMaxAttempts,
+    retryBaseSeconds: patch.retry?.baseSeconds ?? before.retryBaseSeconds,
+    retryCapSeconds: patch.retry?.capSeconds ?? before.retryCapSeconds,
+    updatedAt: now,
+    version: before.version + 1,
+    ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
+  };
+  // Switching a paused schedule on is a resume: its pause note and resume time go.
+  if (!before.enabled && values.enabled === true) Object.assign(values, { pausedNote: null, resumeAt: null });
+  if ((values.retryCapSeconds as number) < (values.retryBaseSeconds as number)) {
+    throw new AppError("invalid", "retry.capSeconds must be at least retry.baseSeconds", "retry.capSeconds");
+  }
+  const pausing = before.enabled && values.enabled === false;
+  if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
+  if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
+  const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
+  // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
+  const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
+  await recordAudit(tx, actor, { action: "schedule.update", targetType: "schedule", targetId: after.name, scheduleId: after.id, ...diff });
+  return after;
 }
 
 function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pick<T, K>> {
@@ -169,52 +183,73 @@ function pick<T extends object, K extends keyof T>(o: T, keys: K[]): Partial<Pic
  * become skipped 'deleted'; history stays readable). Otherwise: hard delete, cascading runs and attempts.
  */
 export async function deleteSchedule(db: Db, name: string, opts: { keepHistory: boolean }, actor: Actor): Promise<void> {
-  await db.transaction(async (tx) => {
-    const s = await requireScheduleByName(tx, name, { lock: true });
-    if (opts.keepHistory) {
-      // Waiting runs are withdrawn; a running one finishes as it would have.
-      await tx.execute(sql`
-        WITH unqueued AS (
-          DELETE FROM run_queue WHERE schedule_id = ${s.id} AND state = 'pending' RETURNING run_id
-        )
-        UPDATE runs SET state = 'skipped', skip_reason = 'deleted', finished_at = sk_now(),
-               skipped_until = scheduled_for, skipped_count = 1
-        WHERE id IN (SELECT run_id FROM unqueued)`);
-      await tx.execute(sql`UPDATE schedules SET deleted_at = sk_now(), enabled = false, updated_at = sk_now(), version = version + 1 WHERE id = ${s.id}`);
-    } else {
-      await tx.execute(sql`DELETE FROM schedules WHERE id = ${s.id}`);
-    }
-    await recordAudit(tx, actor, {
-      action: "schedule.delete",
-      targetType: "schedule",
-      targetId: s.name,
-      scheduleId: s.id,
-      before: toScheduleView(s),
-      after: { history: opts.keepHistory ? "kept" : "deleted" },
-    });
+  await db.transaction((tx) => deleteScheduleIn(tx, name, opts, actor));
+}
+
+/** deleteSchedule inside the caller's transaction. */
+export async function deleteScheduleIn(tx: Tx, name: string, opts: { keepHistory: boolean }, actor: Actor): Promise<void> {
+  const s = await requireScheduleByName(tx, name, { lock: true });
+  if (opts.keepHistory) {
+    // Waiting runs are withdrawn; a running one finishes as it would have.
+    await tx.execute(sql`
+      WITH unqueued AS (
+        DELETE FROM run_queue WHERE schedule_id = ${s.id} AND state = 'pending' RETURNING run_id
+      )
+      UPDATE runs SET state = 'skipped', skip_reason = 'deleted', finished_at = sk_now(),
+             skipped_until = scheduled_for, skipped_count = 1
+      WHERE id IN (SELECT run_id FROM unqueued)`);
+    await tx.execute(sql`UPDATE schedules SET deleted_at = sk_now(), enabled = false, updated_at = sk_now(), version = version + 1 WHERE id = ${s.id}`);
+  } else {
+    await tx.execute(sql`DELETE FROM schedules WHERE id = ${s.id}`);
+  }
+  await recordAudit(tx, actor, {
+    action: "schedule.delete",
+    targetType: "schedule",
+    targetId: s.name,
+    scheduleId: s.id,
+    before: toScheduleView(s),
+    after: { history: opts.keepHistory ? "kept" : "deleted" },
   });
 }
 
-async function setEnabled(db: Db, name: string, enabled: boolean, actor: Actor): Promise<Schedule> {
-  return db.transaction(async (tx) => {
-    const s = await requireScheduleByName(tx, name, { lock: true });
-    if (s.enabled === enabled) return s;
-    // Pausing unwrites the future; resuming leaves next_slot_at where it stood, so the slots missed
-    // while paused meet the catch-up policy on the next tick.
-    if (!enabled) await rewindPendingSlots(tx, s.id);
-    const [after] = await tx
-      .update(schedules)
-      .set({ enabled, updatedAt: sql`sk_now()`, version: sql`${schedules.version} + 1` })
-      .where(eq(schedules.id, s.id))
-      .returning();
-    await recordAudit(tx, actor, { action: enabled ? "schedule.resume" : "schedule.pause", targetType: "schedule", targetId: s.name, scheduleId: s.id, before: { enabled: s.enabled }, after: { enabled } });
-    return after;
-  });
+/** What a pause by hand may say: why (`note`: an apply leaves the schedule paused) and when the worker resumes it. */
+export type PauseHold = { note?: string; resumeAt?: Date };
+
+async function setEnabled(db: Db, name: string, enabled: boolean, actor: Actor, hold: PauseHold = {}): Promise<Schedule> {
+  return db.transaction(async (tx) => setEnabledIn(tx, await requireScheduleByName(tx, name, { lock: true }), enabled, actor, hold));
 }
 
-/** Pause: the tick stops writing slots; never-attempted pending slots are withdrawn. */
-export function pauseSchedule(db: Db, name: string, actor: Actor): Promise<Schedule> {
-  return setEnabled(db, name, false, actor);
+/** Pause or resume a schedule the caller's transaction holds locked. Resuming clears the note and resume time. */
+export async function setEnabledIn(tx: Tx, s: Schedule, enabled: boolean, actor: Actor, hold: PauseHold = {}): Promise<Schedule> {
+  const noted = hold.note !== undefined || hold.resumeAt !== undefined;
+  if (s.enabled === enabled && !(noted && !enabled)) return s;
+  if (hold.resumeAt && hold.resumeAt.getTime() <= (await dbNow(tx)).getTime()) {
+    throw new AppError("invalid", "resumeAt must be in the future (by the database clock)", "resumeAt");
+  }
+  // Pausing unwrites the future; resuming leaves next_slot_at where it stood, so the slots missed
+  // while paused meet the catch-up policy on the next tick.
+  if (!enabled && s.enabled) await rewindPendingSlots(tx, s.id);
+  const pausedNote = enabled ? null : (hold.note ?? null);
+  const resumeAt = enabled ? null : (hold.resumeAt ?? null);
+  const [after] = await tx
+    .update(schedules)
+    .set({ enabled, pausedNote, resumeAt, updatedAt: sql`sk_now()`, version: sql`${schedules.version} + 1` })
+    .where(eq(schedules.id, s.id))
+    .returning();
+  await recordAudit(tx, actor, {
+    action: enabled ? "schedule.resume" : "schedule.pause",
+    targetType: "schedule",
+    targetId: s.name,
+    scheduleId: s.id,
+    before: { enabled: s.enabled, ...(s.pausedNote !== null ? { note: s.pausedNote } : {}) },
+    after: { enabled, ...(pausedNote !== null ? { note: pausedNote } : {}), ...(resumeAt !== null ? { resumeAt: resumeAt.toISOString() } : {}) },
+  });
+  return after;
+}
+
+/** Pause: the tick stops writing slots; never-attempted pending slots are withdrawn. A note or resume time may be given. */
+export function pauseSchedule(db: Db, name: string, actor: Actor, hold: PauseHold = {}): Promise<Schedule> {
+  return setEnabled(db, name, false, actor, hold);
 }
 
 /** Resume: slots missed while paused follow the schedule's catch-up policy. */

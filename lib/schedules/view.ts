@@ -2,6 +2,7 @@ import type { Schedule } from "../db/schema";
 import { NEVER } from "./catch-up";
 import { maskSecrets } from "../security/mask";
 import { DATABASE_OUTAGE_ALLOWANCE_SECONDS, worstCaseLatenessSeconds } from "./lateness";
+import { driftedFields } from "./as-code/drift";
 
 /** A schedule as the API shows it (camelCase; the design's body plus identity and bookkeeping). */
 export type ScheduleView = {
@@ -28,6 +29,14 @@ export type ScheduleView = {
   backlogAfterSeconds: number | null;
   tags: string[];
   owner: string | null;
+  /** The `source` of the schedules file that last created or changed it; null for a console-made schedule. */
+  managedBy: string | null;
+  /** A managed schedule whose stored settings differ from what its file last applied (driftedFields says which). */
+  drifted: boolean;
+  driftedFields: string[];
+  /** Why it was paused by hand (an apply leaves it paused), and when the worker resumes it; null when not set. */
+  pausedNote: string | null;
+  resumeAt: string | null;
   /**
    * The latest a slot's first attempt starts, in seconds after the slot, while the database is up:
    * jitter + 2 × poll interval + max(lease, 4) (lib/schedules/lateness.ts). It holds when workers
@@ -46,6 +55,7 @@ const iso = (d: Date | string) => new Date(d).toISOString();
 /** Map a schedules row to its API JSON shape. */
 export function toScheduleView(row: Schedule, pollIntervalMs?: number): ScheduleView {
   const next = new Date(row.nextSlotAt);
+  const drift = driftedFields(row);
   return {
     id: row.id,
     name: row.name,
@@ -70,6 +80,11 @@ export function toScheduleView(row: Schedule, pollIntervalMs?: number): Schedule
     backlogAfterSeconds: row.backlogAfterSeconds,
     tags: row.tags,
     owner: row.owner,
+    managedBy: row.managedBy ?? null,
+    drifted: drift.length > 0,
+    driftedFields: drift,
+    pausedNote: row.pausedNote ?? null,
+    resumeAt: row.resumeAt ? iso(row.resumeAt) : null,
     worstCaseLatenessSeconds: worstCaseLatenessSeconds(row, pollIntervalMs),
     databaseOutageAllowanceSeconds: DATABASE_OUTAGE_ALLOWANCE_SECONDS,
     createdAt: iso(row.createdAt),

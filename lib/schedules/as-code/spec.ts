@@ -1,0 +1,59 @@
+/**
+ * A schedule's normalized body: every field of a create body, defaults applied, both timing
+ * fields present (one null). What a schedules file's entry becomes, what `managed_spec` stores and
+ * what a stored schedule reads as, so the three compare field by field.
+ */
+import type { Schedule } from "../../db/schema";
+import type { ScheduleCreateInput } from "../input";
+
+export type ScheduleSpec = Omit<ScheduleCreateInput, "cron" | "everySeconds"> & { cron: string | null; everySeconds: number | null };
+
+/** The fields compared, in the body's order. */
+export const SPEC_FIELDS = [
+  "name", "description", "handler", "payload", "cron", "everySeconds", "timezone", "catchUp", "maxLatenessSeconds", "jitterSeconds",
+  "overlap", "retry", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner",
+] as const satisfies readonly (keyof ScheduleSpec)[];
+
+/** A parsed create body as a spec. */
+export function specOfInput(input: ScheduleCreateInput): ScheduleSpec {
+  return { ...input, cron: input.cron ?? null, everySeconds: input.everySeconds ?? null };
+}
+
+/** A stored schedule as a spec (its raw payload, secrets included). */
+export function specOfRow(row: Schedule): ScheduleSpec {
+  return {
+    name: row.name,
+    description: row.description,
+    handler: row.handler,
+    payload: row.payload as Record<string, unknown>,
+    cron: row.cron,
+    everySeconds: row.everySeconds,
+    timezone: row.timezone,
+    catchUp: row.catchUp,
+    maxLatenessSeconds: row.maxLatenessSeconds,
+    jitterSeconds: row.jitterSeconds,
+    overlap: row.overlap,
+    retry: { maxAttempts: row.retryMaxAttempts, baseSeconds: row.retryBaseSeconds, capSeconds: row.retryCapSeconds },
+    leaseSeconds: row.leaseSeconds,
+    enabled: row.enabled,
+    lateAfterSeconds: row.lateAfterSeconds,
+    lateGraceSeconds: row.lateGraceSeconds,
+    backlogAfterSeconds: row.backlogAfterSeconds,
+    tags: row.tags,
+    owner: row.owner,
+  };
+}
+
+/** JSON with object keys sorted (jsonb does not keep key order), so equal values compare equal. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(",")}]`;
+  if (v && typeof v === "object") {
+    return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(",")}}`;
+  }
+  return JSON.stringify(v ?? null);
+}
+
+/** The fields whose values differ between two specs; `except` leaves some out. */
+export function differingFields(a: Partial<ScheduleSpec>, b: Partial<ScheduleSpec>, except: readonly string[] = []): string[] {
+  return SPEC_FIELDS.filter((f) => !except.includes(f) && canonical(a[f]) !== canonical(b[f]));
+}
