@@ -76,8 +76,9 @@ describe("POST /api/apply", () => {
     expect(bad.body.error.message).toContain('("c")');
     const dup = await apply({ source: "s", schedules: [A, B, A] });
     expect([dup.status, dup.body.error.field]).toEqual([400, "schedules[2].name"]);
-    const handler = await apply({ source: "s", schedules: [B, { ...A, everySeconds: 7 }, { name: "c", handler: "nope", everySeconds: 60 }] });
-    expect([handler.status, handler.body.error.field]).toEqual([400, "schedules[2].handler"]);
+    const payload = await apply({ source: "s", schedules: [B, { ...A, everySeconds: 7 }, { name: "c", handler: "noop", payload: { token: "••••••••" }, everySeconds: 60 }] });
+    // Refused inside the mutations, after a and b were written in the same transaction.
+    expect([payload.status, payload.body.error.field]).toEqual([400, "schedules[2].payload"]);
     const yaml = await apply({ source: "s", document: "schedules: [ {" });
     expect([yaml.status, yaml.body.error.field]).toEqual([400, "document"]);
     expect({ state: await state(), audits: await audits() }).toEqual(before);
