@@ -18,6 +18,8 @@ import { startChaosProxy, type ChaosProxy } from "./chaos/proxy";
 import { createRandom } from "./chaos/random";
 import { buildReport } from "./chaos/report";
 import { ensureBuild, startWeb, type WebServer } from "./chaos/web";
+import { startWitness, type Witness } from "./chaos/witness";
+import { DATABASE_OUTAGE_ALLOWANCE_SECONDS, worstCaseLatenessSeconds } from "../lib/schedules/lateness";
 import { createWorkerPool, type WorkerPool } from "./chaos/workers";
 
 const o = parseOptions(process.argv.slice(2));
@@ -33,6 +35,7 @@ let proxy: ChaosProxy | undefined;
 let web: WebServer | undefined;
 let workers: WorkerPool | undefined;
 let monitor: pg.Pool | undefined;
+let witness: Witness | undefined;
 const tickers: ChildProcess[] = [];
 
 // Last resort on any exit path: no worker, ticker or console may outlive the run.
@@ -50,6 +53,7 @@ async function cleanup() {
   await web?.stop().catch(() => {});
   await proxy?.close().catch(() => {});
   await monitor?.end().catch(() => {});
+  await witness?.close().catch(() => {});
   await db?.stop().catch(() => {});
 }
 
@@ -86,15 +90,18 @@ async function main() {
   web = await startWeb(db.url, path.join(o.logDir, "web.log"));
   const api = createApiClient(web.baseUrl);
 
-  const plan = planSchedules(o, runTag);
+  witness = await startWitness();
+  const plan = planSchedules(o, runTag, witness.url);
   const created = new Map<string, [number, number]>();
-  for (const body of [...plan.ledger, plan.fail]) created.set(body.name, (await createSchedule(api, body)).window);
+  for (const body of [...plan.ledger, ...plan.heartbeat, ...plan.witnessed, plan.fail]) created.set(body.name, (await createSchedule(api, body)).window);
 
   const env = {
     SLOTKEEPER_TICK_HORIZON_SECONDS: "10",
     SLOTKEEPER_LEASE_SAFETY_MARGIN_MS: "1000",
     SLOTKEEPER_SHUTDOWN_GRACE_MS: "2000",
     SLOTKEEPER_CONCURRENCY: "10",
+    // The witness listens on loopback, which the outbound policy refuses unless opened on purpose.
+    SLOTKEEPER_OUTBOUND_ALLOW: "127.0.0.1",
   };
   workers = createWorkerPool({ databaseUrl: proxiedUrl, logDir: o.logDir, pollIntervalMs: o.pollIntervalMs, env, skewMs: o.skewMs, maxSpawns: 40 + Math.ceil(o.minutes * 20) });
   workers.start("skewed");
@@ -112,6 +119,13 @@ async function main() {
     );
     fs.closeSync(out);
   }
+  // The faults start once every initial worker has registered: the stated bound is for running workers.
+  for (let i = 0; i < 120; i++) {
+    const r = await monitor.query("SELECT count(*)::int AS n FROM workers WHERE stopped_at IS NULL");
+    if (r.rows[0].n >= o.workers) break;
+    await sleep(250);
+  }
+  const workersUpAt = Date.now();
   proxy.setCutting(true);
   const editable = plan.ledger.slice(1).map((s) => s.name);
   const faults = await runFaults(
@@ -133,7 +147,7 @@ async function main() {
   const drainMs = Date.now() - cutAt;
 
   const ids = new Map((await monitor.query<{ id: number; name: string }>("SELECT id::int, name FROM schedules")).rows.map((r) => [r.name, r.id]));
-  const all = [...plan.ledger, plan.fail, ...[...faults.created.keys()].map((n, k) => plan.later(k))];
+  const all = [...plan.ledger, ...plan.heartbeat, ...plan.witnessed, plan.fail, ...[...faults.created.keys()].map((n, k) => plan.later(k))];
   const windows = new Map([...created, ...faults.created]);
   const schedules: OracleSchedule[] = all
     .filter((b) => ids.has(b.name))
@@ -148,7 +162,24 @@ async function main() {
       optionalWindows: (faults.pauses.get(b.name) ?? []).map(([a, z]) => [a + clockOffsetMs - 10_000, (z ?? Infinity) + clockOffsetMs + 2000] as [number, number]),
       finalState: b.handler === "fail" ? "dead" : "done",
     }));
-  const report = await buildReport({ pool: monitor, schedules, cutAt: cutAt + clockOffsetMs, faults, calls: api.calls, leaseMs: o.leaseSeconds * 1000, pollMs: o.pollIntervalMs, logDir: o.logDir });
+  const report = await buildReport({
+    pool: monitor,
+    schedules,
+    cutAt: cutAt + clockOffsetMs,
+    faults,
+    calls: api.calls,
+    leaseMs: o.leaseSeconds * 1000,
+    pollMs: o.pollIntervalMs,
+    logDir: o.logDir,
+    statedBoundMs: worstCaseLatenessSeconds({ jitterSeconds: 0, leaseSeconds: o.leaseSeconds }, o.pollIntervalMs) * 1000,
+    outageAllowanceMs: DATABASE_OUTAGE_ALLOWANCE_SECONDS * 1000,
+    clockOffsetMs,
+    witness: { hits: witness.hits, scheduleIds: plan.witnessed.map((b) => ids.get(b.name)).filter((x): x is number => x !== undefined) },
+    heartbeatScheduleIds: plan.heartbeat.map((b) => ids.get(b.name)).filter((x): x is number => x !== undefined),
+    proxyCuts: proxy.stats.cutsBeforeCommit + proxy.stats.cutsAfterCommit,
+    cutsAfterCommitAt: proxy.cutsAfterCommitAt,
+    workersUpAt,
+  });
   const ok = Object.values(report.checks).every(Boolean);
   const out = {
     ok,
@@ -158,7 +189,7 @@ async function main() {
       kill9: faults.faults.filter((f) => f.kind === "kill9").length,
       sigstop_past_lease: faults.faults.filter((f) => f.kind === "sigstop").length,
       churn_restarts: faults.faults.filter((f) => f.kind.startsWith("churn")).length,
-      db_restarts: faults.dbRestarts.map((r) => ({ kind: db!.restartKind, down_ms: r.downMs, took_ms: r.tookMs })),
+      db_crashes: faults.dbRestarts.map((r) => ({ kind: db!.restartKind === "pg_ctl" ? "pg_ctl stop -m immediate" : db!.restartKind, down_ms: r.downMs, took_ms: r.tookMs })),
       skewed_worker_offset_ms: o.skewMs,
       proxy: proxy.stats,
       tickers: o.tickers,

@@ -140,3 +140,46 @@ export async function readRunCounters(pool: pg.Pool, ids: number[]) {
   );
   return new Map(r.map((x) => [x.id, x]));
 }
+
+/** Every attempt of the given schedules' scheduled runs (ms), with the outcome of the one before it. */
+export async function readAttemptHistory(pool: pg.Pool, scheduleIds: number[]) {
+  return rows<{ runId: number; scheduleId: number; scheduledFor: number; attempt: number; workerId: string; startedAt: number; finishedAt: number | null; outcome: string; previousOutcome: string | null }>(
+    pool,
+    `SELECT r.id::int AS "runId", r.schedule_id::int AS "scheduleId", (extract(epoch FROM r.scheduled_for) * 1000)::float8 AS "scheduledFor",
+       a.attempt, a.worker_id AS "workerId", (extract(epoch FROM a.started_at) * 1000)::float8 AS "startedAt",
+       (extract(epoch FROM a.finished_at) * 1000)::float8 AS "finishedAt", a.outcome::text AS outcome,
+       (SELECT p.outcome::text FROM run_attempts p WHERE p.run_id = r.id AND p.attempt = a.attempt - 1) AS "previousOutcome"
+     FROM runs r JOIN run_attempts a ON a.run_id = r.id
+     WHERE r.schedule_id = ANY($1::bigint[]) AND r.origin <> 'manual'`,
+    [scheduleIds],
+  );
+}
+
+/** Attempts that lost their lease (outcome lease_expired), on any schedule (ms). */
+export async function readLeaseLosses(pool: pg.Pool) {
+  return rows<{ runId: number; attempt: number; workerId: string; startedAt: number; finishedAt: number | null }>(
+    pool,
+    `SELECT a.run_id::int AS "runId", a.attempt, a.worker_id AS "workerId", (extract(epoch FROM a.started_at) * 1000)::float8 AS "startedAt",
+       (extract(epoch FROM a.finished_at) * 1000)::float8 AS "finishedAt"
+     FROM attempts a WHERE a.outcome = 'lease_expired'`,
+  );
+}
+
+/** Every ledger write the database accepted, as the harness's trigger recorded it (ms, server clock). */
+export async function readLedgerWrites(pool: pg.Pool) {
+  return rows<{ key: string; token: number; workerId: string; at: number }>(
+    pool,
+    `SELECT idempotency_key AS key, fencing_token AS token, worker_id AS "workerId", (extract(epoch FROM at) * 1000)::float8 AS at FROM chaos_ledger_writes`,
+  );
+}
+
+/** Heartbeat-schedule runs that finished done, and how long their successful attempt ran (ms). */
+export async function readLongRuns(pool: pg.Pool, scheduleIds: number[]) {
+  const [r] = await rows<{ done: number; longest_ms: number | null }>(
+    pool,
+    `SELECT count(*)::int AS done, max(r.duration_ms)::float8 AS longest_ms FROM runs r
+     WHERE r.schedule_id = ANY($1::bigint[]) AND r.state = 'done' AND r.origin <> 'manual'`,
+    [scheduleIds],
+  );
+  return r;
+}

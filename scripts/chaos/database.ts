@@ -1,5 +1,6 @@
-// The chaos run's PostgreSQL, and its one "database restart" fault. Embedded (default): a
-// throwaway cluster this process owns, stopped with `pg_ctl stop -m fast`, held down for a few
+// The chaos run's PostgreSQL, and its one "database crash" fault. Embedded (default): a
+// throwaway cluster this process owns, crashed with `pg_ctl stop -m immediate` (no checkpoint, no
+// goodbye to clients: on start it replays its WAL, as after a power cut), held down for a few
 // seconds, and started again with the options it was started with. DATABASE_URL: a fresh database
 // on that server; a server we do not own cannot be restarted, so the fault terminates every
 // backend of the chaos database instead (what clients see of a restart, minus the downtime).
@@ -75,6 +76,28 @@ async function waitAccepting(url: string, timeoutMs: number): Promise<void> {
   }
 }
 
+/**
+ * The harness's own record of every accepted ledger write (not part of Slotkeeper): a trigger
+ * appends the key, token, worker and the server's clock_timestamp() of each insert or overwrite,
+ * so a superseded write that was later overwritten still shows.
+ */
+export async function installLedgerWitness(url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(`
+      CREATE TABLE chaos_ledger_writes (idempotency_key text NOT NULL, fencing_token int NOT NULL, worker_id text NOT NULL, at timestamptz NOT NULL);
+      CREATE FUNCTION chaos_ledger_write() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        INSERT INTO chaos_ledger_writes VALUES (NEW.idempotency_key, NEW.fencing_token, NEW.worker_id, clock_timestamp());
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER chaos_ledger_write AFTER INSERT OR UPDATE ON ledger FOR EACH ROW EXECUTE FUNCTION chaos_ledger_write();`);
+  } finally {
+    await c.end();
+  }
+}
+
 /** Start (or create) the chaos run's database and apply migrations. */
 export async function startChaosDatabase(): Promise<ChaosDatabase> {
   const external = process.env.DATABASE_URL;
@@ -88,6 +111,7 @@ export async function startChaosDatabase(): Promise<ChaosDatabase> {
     u.pathname = `/${name}`;
     const url = u.toString();
     await migrateDatabase(url);
+    await installLedgerWitness(url);
     const withAdmin = async (fn: (c: pg.Client) => Promise<unknown>) => {
       const a = new pg.Client({ connectionString: external });
       await a.connect();
@@ -117,6 +141,7 @@ export async function startChaosDatabase(): Promise<ChaosDatabase> {
   fs.chmodSync(dir, 0o755); // as root the server runs as `postgres`, which must reach it
   const embedded = await startEmbeddedPostgres({ dir, port: await freePort(57432), ephemeral: true });
   await migrateDatabase(embedded.url);
+  await installLedgerWitness(embedded.url);
   const u = new URL(embedded.url);
   const pgdata = embedded.dataDir;
   const bin = binDirOf(pgdata);
@@ -128,7 +153,7 @@ export async function startChaosDatabase(): Promise<ChaosDatabase> {
     restartKind: "pg_ctl",
     restart: async (downMs) => {
       const options = startOptions(pgdata);
-      pgCtl(bin, pgdata, ["stop", "-w", "-t", "60", "-m", "fast"]);
+      pgCtl(bin, pgdata, ["stop", "-w", "-t", "60", "-m", "immediate"]);
       await sleep(downMs);
       pgCtl(bin, pgdata, ["start", "-w", "-t", "60", "-l", logFile, "-o", options]);
       await waitAccepting(embedded.url, 60_000);

@@ -10,7 +10,14 @@ import type { Random } from "./random";
 import type { WorkerPool, WorkerProc } from "./workers";
 
 /** One worker fault and the runs its victim held at that moment. */
-export type FaultEvent = { kind: "kill9" | "sigstop" | "churn_kill9" | "churn_sigterm"; workerId: string; at: number; held: { runId: number; attempt: number }[] };
+export type FaultEvent = {
+  kind: "kill9" | "sigstop" | "churn_kill9" | "churn_sigterm";
+  workerId: string;
+  at: number;
+  /** sigstop: when the worker was woken (SIGCONT). */
+  until?: number;
+  held: { runId: number; attempt: number }[];
+};
 
 /** What the fault phase did, for the report and the oracle. */
 export type FaultLog = {
@@ -73,7 +80,7 @@ async function workerFaults(d: FaultDeps, deadline: number, out: FaultLog) {
       // Acknowledged changes right before the restart: these are what lost_acks is about.
       await d.api.edit(d.random.pick(d.editable), `before restart ${new Date().toISOString()}`);
       const t = Date.now();
-      d.log(`chaos: restarting PostgreSQL (${d.db.restartKind}, down ${d.o.dbDownMs} ms)`);
+      d.log(`chaos: crashing PostgreSQL (${d.db.restartKind}, down ${d.o.dbDownMs} ms)`);
       await d.db.restart(d.o.dbDownMs);
       out.dbRestarts.push({ at: t, downMs: d.o.dbDownMs, tookMs: Date.now() - t });
       await sleep(leaseMs + 1000); // let the takeovers the outage caused settle before the next fault
@@ -91,9 +98,11 @@ async function workerFaults(d: FaultDeps, deadline: number, out: FaultLog) {
     } else {
       const at = Date.now();
       d.workers.pause(victim);
-      out.faults.push({ kind: "sigstop", workerId: victim.id, at, held });
+      const event: FaultEvent = { kind: "sigstop", workerId: victim.id, at, held };
+      out.faults.push(event);
       await sleep(leaseMs + d.o.pollIntervalMs + 1500); // frozen past its lease: others take over
       d.workers.resume(victim);
+      event.until = Date.now();
     }
   }
 }

@@ -2,6 +2,8 @@
 // rule is simple: every slot from creation to the cut exists exactly once and ends done (or dead,
 // for the fail schedule). Cadences are seconds; one is 30 s, slower than the churn worker's
 // 10-second restart loop; one is a seconds-field cron expression read by croner in the oracle.
+// Two schedules call the witness (scripts/chaos/witness.ts) through the `http` handler, and two
+// run 3.25 leases long, so they finish only if their leases are renewed.
 import type { ChaosOptions } from "./options";
 
 /** One schedule body for POST /api/schedules. */
@@ -20,8 +22,15 @@ const PAYLOADS: Record<string, unknown>[] = [
   { delayMs: 1200, interruptible: false },
 ];
 
-/** The sql-ledger schedules, the fail schedule (dead runs to re-queue), and later creations. */
-export function planSchedules(o: ChaosOptions, runTag: string) {
+/** How long a heartbeat schedule's work takes, in leases: it survives only by renewal. */
+export const HEARTBEAT_LEASES = 3.25;
+
+/**
+ * The sql-ledger schedules, the heartbeat schedules (sql-ledger, 3.25 leases of work; one ignores
+ * its abort signal, so a worker frozen past its lease wakes up and tries to write), the witness's
+ * http schedules, the fail schedule (dead runs to re-queue), and later creations.
+ */
+export function planSchedules(o: ChaosOptions, runTag: string, witnessUrl: string) {
   const common = { catchUp: "all" as const, leaseSeconds: o.leaseSeconds, retry: { maxAttempts: 50, baseSeconds: 1, capSeconds: 4 } };
   const ledger: ScheduleBody[] = [];
   for (let i = 0; i < o.schedules; i++) {
@@ -31,7 +40,16 @@ export function planSchedules(o: ChaosOptions, runTag: string) {
     if (i % 5 === 4) ledger.push({ name, handler: "sql-ledger", payload, cron: "*/4 * * * * *", timezone: "Europe/London", ...common });
     else ledger.push({ name, handler: "sql-ledger", payload, everySeconds: CADENCES[i % CADENCES.length], ...common });
   }
+  const workMs = Math.round(HEARTBEAT_LEASES * o.leaseSeconds * 1000);
+  const heartbeat: ScheduleBody[] = [
+    { name: `chaos-${runTag}-heartbeat-0`, handler: "sql-ledger", payload: { delayMs: workMs }, everySeconds: 20, ...common },
+    { name: `chaos-${runTag}-heartbeat-1`, handler: "sql-ledger", payload: { delayMs: workMs, interruptible: false }, everySeconds: 15, ...common },
+  ];
+  const witnessed: ScheduleBody[] = [
+    { name: `chaos-${runTag}-http-0`, handler: "http", payload: { url: witnessUrl, method: "POST", body: {} }, everySeconds: 2, ...common },
+    { name: `chaos-${runTag}-http-1`, handler: "http", payload: { url: witnessUrl, method: "POST", body: {} }, cron: "*/3 * * * * *", timezone: "UTC", ...common },
+  ];
   const fail: ScheduleBody = { name: `chaos-${runTag}-fail`, handler: "fail", payload: { nonRetryable: true }, everySeconds: 10, ...common };
   const later = (n: number): ScheduleBody => ({ name: `chaos-${runTag}-late-${n}`, handler: "sql-ledger", payload: { delayMs: 300 }, everySeconds: 3 + n, ...common });
-  return { ledger, fail, later };
+  return { ledger, heartbeat, witnessed, fail, later };
 }

@@ -13,6 +13,8 @@ export type ProxyStats = { connections: number; cutsBeforeCommit: number; cutsAf
 export type ChaosProxy = {
   port: number;
   stats: ProxyStats;
+  /** When each cut after a commit happened (this process's clock): the client never heard it committed. */
+  cutsAfterCommitAt: number[];
   /** Turn cutting on or off (off while draining); forwarding always continues. */
   setCutting: (on: boolean) => void;
   close: () => Promise<void>;
@@ -61,6 +63,7 @@ export async function startChaosProxy(opts: {
   maxCuts: number;
 }): Promise<ChaosProxy> {
   const stats: ProxyStats = { connections: 0, cutsBeforeCommit: 0, cutsAfterCommit: 0 };
+  const cutsAfterCommitAt: number[] = [];
   let cutting = false;
   const sockets = new Set<net.Socket>();
   const cutsLeft = () => opts.maxCuts - stats.cutsBeforeCommit - stats.cutsAfterCommit;
@@ -104,6 +107,7 @@ export async function startChaosProxy(opts: {
             return kill();
           }
           stats.cutsAfterCommit++;
+          cutsAfterCommitAt.push(Date.now());
           upstream.write(msg.bytes);
           dropNextResponse = true;
           return;
@@ -121,6 +125,7 @@ export async function startChaosProxy(opts: {
   return {
     port,
     stats,
+    cutsAfterCommitAt,
     setCutting: (on) => {
       cutting = on;
     },

@@ -6,10 +6,11 @@ import type pg from "pg";
 import type { ApiCall } from "./api";
 import { createDb } from "../../lib/db/client";
 import { findQueueMismatches } from "../../lib/runs/queue-consistency";
-import { readDuplicateStarts, readFencing, readRunCounters, readRunHealth, readRuns, readSchedules, readStartLags, readTakeovers } from "./checks";
+import { readAttemptHistory, readDuplicateStarts, readFencing, readLeaseLosses, readLedgerWrites, readLongRuns, readRunCounters, readRunHealth, readRuns, readSchedules, readStartLags, readTakeovers } from "./checks";
 import type { FaultLog } from "./faults";
 import { checkSlots, type OracleSchedule } from "./oracle";
 import { quantile } from "./random";
+import { checkWitness, type WitnessHit } from "./witness";
 
 /**
  * lost_acks: an acknowledged (2xx) change whose effect is not in the database at the end. Calls
@@ -64,7 +65,22 @@ export type ReportInput = {
   leaseMs: number;
   pollMs: number;
   logDir: string;
+  /** The schedules' stated worst-case start lateness (lib/schedules/lateness.ts), and what an outage adds. */
+  statedBoundMs: number;
+  outageAllowanceMs: number;
+  /** Database clock minus this process's clock (ms): fault and witness times are on this process's. */
+  clockOffsetMs: number;
+  witness: { hits: WitnessHit[]; scheduleIds: number[] };
+  heartbeatScheduleIds: number[];
+  proxyCuts: number;
+  /** Cuts after a commit (this process's clock): a claim that committed unheard leaves a lease nobody renews. */
+  cutsAfterCommitAt: number[];
+  /** When every initial worker was up (this process's clock): the bound is stated for running workers. */
+  workersUpAt: number;
 };
+
+/** The idempotency key's documented form (docs/handlers.md): `sk:<scheduleId>:<ISO slot>`. */
+const keyOf = (scheduleId: number, slotMs: number) => `sk:${scheduleId}:${new Date(slotMs).toISOString()}`;
 
 const round = (v: number | null) => (v === null ? null : Math.round(v));
 
@@ -119,6 +135,82 @@ export async function buildReport(i: ReportInput) {
   const attemptViolations = fencing.attempts_out_of_range + fencing.attempt_gaps + fencing.double_success + fencing.ledger_token_above_run;
   const staleAccepted = fencing.stale_ledger_writes + fencing.stale_finishes;
 
+  const off = i.clockOffsetMs;
+  // Crash windows on the database clock: down, back, and the workers' longest back-off after it.
+  const outages = i.faults.dbRestarts.map((r) => [r.at + off, r.at + off + r.tookMs + i.outageAllowanceMs] as const);
+  const inOutage = (t0: number, t1: number) => outages.some(([a, z]) => t0 <= z && t1 >= a);
+
+  // The witness: requests that reached the outside world, against the attempts the database recorded.
+  const witnessedIds = new Set(i.witness.scheduleIds);
+  const history = await readAttemptHistory(i.pool, [...witnessedIds, ...i.schedules.map((x) => x.id)]);
+  const witnessAttempts = history.filter((h) => witnessedIds.has(h.scheduleId)).map((h) => ({ key: keyOf(h.scheduleId, h.scheduledFor), token: h.attempt, startedAt: h.startedAt, previousOutcome: h.previousOutcome }));
+  const names = new Map(i.schedules.map((x) => [x.id, x.name]));
+  const requiredWitnessed = runs
+    .filter((r) => witnessedIds.has(r.scheduleId) && r.state === "done" && r.origin !== "manual")
+    .map((r) => ({ key: keyOf(r.scheduleId, r.scheduledFor), schedule: names.get(r.scheduleId) ?? String(r.scheduleId), slot: r.scheduledFor }));
+  const witness = checkWitness(i.witness.hits.map((h) => ({ ...h, at: h.at + off })), witnessAttempts, requiredWitnessed, 250);
+
+  // Starts over the stated bound: the first attempt (database) and, for the http schedules, the
+  // first request to arrive (the witness). Slots whose wait overlapped the crash are excluded:
+  // the bound is stated for a database that is up, and an outage adds its own allowance.
+  const statedMs = i.statedBoundMs;
+  const firstArrival = new Map<string, number>();
+  for (const h of i.witness.hits) firstArrival.set(h.key, Math.min(firstArrival.get(h.key) ?? Infinity, h.at + off));
+  const startsOver: { schedule: string; due_at: string; lag_ms: number; seen_by: string }[] = [];
+  let excludedForOutage = 0;
+  let excludedBeforeWorkersUp = 0;
+  const upAt = i.workersUpAt + off;
+  for (const l of lagRows) {
+    if (l.dueAt < upAt) excludedBeforeWorkersUp++;
+    else if (inOutage(l.dueAt, l.dueAt + l.lag)) excludedForOutage++;
+    else if (l.lag > statedMs) startsOver.push({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag), seen_by: "database" });
+  }
+  for (const r of requiredWitnessed) {
+    const at = firstArrival.get(r.key);
+    if (at === undefined || r.slot < upAt || inOutage(r.slot, at)) continue;
+    if (at - r.slot > statedMs) startsOver.push({ schedule: r.schedule, due_at: new Date(r.slot).toISOString(), lag_ms: Math.round(at - r.slot), seen_by: "witness" });
+  }
+
+  // Leases lost by workers nothing happened to: every lease_expired attempt must belong to a worker
+  // that was killed or frozen while it ran, or overlap the database crash.
+  const victimFaults = i.faults.faults.filter((f) => f.kind !== "churn_sigterm");
+  const leaseLosses = await readLeaseLosses(i.pool);
+  const lostByLive = leaseLosses.filter((l) => {
+    const end = l.finishedAt ?? Infinity;
+    const hit = victimFaults.some((f) => f.workerId === l.workerId && f.at + off >= l.startedAt - 1000 && f.at + off <= end);
+    // Cut off: the claim committed but its answer was lost, so the worker never knew it held the run.
+    const cut = i.cutsAfterCommitAt.some((t) => Math.abs(t + off - l.startedAt) <= 1000);
+    return !hit && !cut && !inOutage(l.startedAt, end);
+  });
+
+  // Superseded writes accepted: a ledger write whose attempt had been superseded when it landed,
+  // judged from what this process did (its freezes) and the attempts that followed, in either
+  // order: after its successor started, or after its lease must have run out while its worker was
+  // frozen (no renewal can happen while frozen), whether or not a successor had started yet.
+  const attemptAt = new Map(history.map((h) => [`${keyOf(h.scheduleId, h.scheduledFor)}#${h.attempt}`, h.startedAt]));
+  const freezes = i.faults.faults.filter((f) => f.kind === "sigstop" && f.until !== undefined && f.until - f.at > i.leaseMs);
+  const superseded: { key: string; token: number; worker: string; why: string }[] = [];
+  for (const w of await readLedgerWrites(i.pool)) {
+    const successor = attemptAt.get(`${w.key}#${w.token + 1}`);
+    const own = attemptAt.get(`${w.key}#${w.token}`);
+    if (successor !== undefined && w.at > successor + 250) superseded.push({ key: w.key, token: w.token, worker: w.workerId, why: `landed ${Math.round(w.at - successor)} ms after attempt ${w.token + 1} started` });
+    else if (own !== undefined && freezes.some((f) => f.workerId === w.workerId && own < f.at + off && w.at > f.at + off + i.leaseMs + 250))
+      superseded.push({ key: w.key, token: w.token, worker: w.workerId, why: "landed after its lease ran out while its worker was frozen" });
+  }
+  const longRuns = await readLongRuns(i.pool, i.heartbeatScheduleIds);
+
+  // The faults asked for must have happened, or the checks above proved nothing about them.
+  const count = (k: string) => i.faults.faults.filter((f) => f.kind === k).length;
+  const faultsHappened = {
+    kill9_of_busy_worker: i.faults.faults.some((f) => f.kind === "kill9" && f.held.length > 0),
+    freeze_past_lease: freezes.length > 0,
+    churn_restarts: count("churn_kill9") + count("churn_sigterm") > 0,
+    db_crash: i.faults.dbRestarts.length > 0,
+    connection_cuts: i.proxyCuts > 0,
+    runs_kept_alive_by_renewal: longRuns.done > 0 && (longRuns.longest_ms ?? 0) > 3 * i.leaseMs,
+    witness_called: witness.requests > 0,
+  };
+
   const figures = {
     expected_slots: slots.expectedSlots,
     missing_slots: slots.missingSlots.length,
@@ -142,6 +234,15 @@ export async function buildReport(i: ReportInput) {
     attempt_violations: attemptViolations,
     attempt_violations_detail: { out_of_range: fencing.attempts_out_of_range, gaps: fencing.attempt_gaps, double_success: fencing.double_success, ledger_token_above_run: fencing.ledger_token_above_run },
     recovery_time_ms: { runs_held_by_victims: held.length, samples: recoveries.length, p50: round(quantile(recoveries, 0.5)), max: round(quantile(recoveries, 1)), bound_ms: boundMs, tolerance_ms: toleranceMs, over_bound: overBound, over_bound_plus_tolerance: overBoundPlusTolerance, overlapping_db_restart: duringOutage, finished_before_fault: finishedBeforeFault, unrecovered },
+    starts_over_bound: startsOver.length,
+    starts_over_bound_detail: { stated_bound_ms: statedMs, excluded_for_db_crash: excludedForOutage, excluded_before_workers_up: excludedBeforeWorkersUp, examples: startsOver.slice(0, 5) },
+    zombie_requests_after_takeover: witness.zombieRequests.length,
+    leases_lost_by_live_workers: lostByLive.length,
+    superseded_writes_accepted: superseded.length,
+    witness: { requests: witness.requests, slots_seen: witness.slotsSeen, slots_required: requiredWitnessed.length, missing: witness.missing.length, unexplained_repeats: witness.unexplainedRepeats.length },
+    leases_lost: { total: leaseLosses.length, by_live_workers: lostByLive.length },
+    heartbeat_runs: { done: longRuns.done, longest_ms: longRuns.longest_ms === null ? null : Math.round(longRuns.longest_ms), lease_ms: i.leaseMs },
+    faults_happened: faultsHappened,
     start_lag_ms: { excludes_paused_schedules: [...paused], samples: lags.length, p50: round(quantile(lags, 0.5)), p99: round(quantile(lags, 0.99)), max: round(quantile(lags, 1)), worst: worstLags },
   };
   const checks: Record<string, boolean> = {
@@ -160,6 +261,13 @@ export async function buildReport(i: ReportInput) {
     lost_acks: lostAcks.length === 0,
     attempt_violations: attemptViolations === 0,
     recovery_within_lease_plus_poll: figures.recovery_time_ms.over_bound_plus_tolerance === 0 && unrecovered === 0,
+    starts_within_stated_bound: startsOver.length === 0,
+    witness_saw_every_slot: witness.missing.length === 0,
+    no_zombie_requests_after_takeover: witness.zombieRequests.length === 0,
+    witness_repeats_explained: witness.unexplainedRepeats.length === 0,
+    no_leases_lost_by_live_workers: lostByLive.length === 0,
+    no_superseded_writes_accepted: superseded.length === 0,
+    faults_happened: Object.values(faultsHappened).every(Boolean),
   };
   const examples = {
     missing: slots.missingSlots.slice(0, 5),
@@ -167,6 +275,11 @@ export async function buildReport(i: ReportInput) {
     unexpected: slots.unexpectedSlots.slice(0, 5),
     wrong_final_state: slots.wrongFinalState.slice(0, 5),
     lost_acks: lostAcks.slice(0, 5),
+    witness_missing: witness.missing.slice(0, 5),
+    zombie_requests: witness.zombieRequests.slice(0, 5),
+    unexplained_repeats: witness.unexplainedRepeats.slice(0, 5),
+    leases_lost_by_live_workers: lostByLive.slice(0, 5),
+    superseded_writes: superseded.slice(0, 5),
   };
   return { figures, checks, examples };
 }
