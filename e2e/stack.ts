@@ -37,10 +37,15 @@ export async function startConsole(opts: { databaseUrl: string; env?: StackEnv; 
     if (Date.now() > deadline) throw new Error("the console did not become healthy in 90s");
     await new Promise((r) => setTimeout(r, 250));
   }
+  // next start's graceful stop waits for every open connection, and a browser's keep-alive socket
+  // can hold it for minutes: SIGKILL after 5 s. The test is over; what it checked is in the database.
   const stop = async () => {
-    if (web.exitCode !== null) return;
+    if (web.exitCode !== null || web.signalCode !== null) return;
+    const exited = new Promise((r) => web.once("exit", r));
     web.kill("SIGTERM");
-    await new Promise((r) => web.once("exit", r));
+    const timer = setTimeout(() => web.kill("SIGKILL"), 5000);
+    await exited;
+    clearTimeout(timer);
   };
   return { url, port, process: web, stop };
 }

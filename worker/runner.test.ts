@@ -30,7 +30,7 @@ const registry = createHandlerRegistry([
     },
   }),
   // Takes longer than its lease but is renewed meanwhile.
-  defineHandler({ name: "long", idempotent: true, description: "", run: (ctx) => waitFor(3_500, ctx.signal) }),
+  defineHandler({ name: "long", idempotent: true, description: "", run: (ctx) => waitFor(4_500, ctx.signal) }),
 ]);
 
 function runner(workerId: string) {
@@ -78,13 +78,14 @@ describe("the runner's lease deadlines", () => {
   });
 
   it("keeps an attempt alive past its first deadline while its lease is renewed", async () => {
-    const s = (await makeSchedule(t.db, { handler: "long", leaseSeconds: 2 })).id;
+    // A 3 s lease: the first deadline is 2.5 s after the claim, and the handler takes 4.5 s.
+    const s = (await makeSchedule(t.db, { handler: "long", leaseSeconds: 3 })).id;
     const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
     const r = runner("w-renew");
     await r.claimPass();
     const beat = setInterval(() => void r.heartbeatPass(), 200);
     try {
-      expect(await r.drain(6_000)).toBe(true);
+      expect(await r.drain(8_000)).toBe(true);
     } finally {
       clearInterval(beat);
     }

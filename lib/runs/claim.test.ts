@@ -8,6 +8,7 @@ import { readAttempts, readRun } from "../testing/runs";
 import { claimRuns, claimRunsDetailed } from "./claim";
 import { finishRuns } from "./finish";
 import { heartbeatRuns } from "./lease";
+import { runNow } from "../schedules/mutations";
 import { defineHandler } from "../handlers/types";
 import { createLogger } from "../log";
 import { runAttempt } from "../../worker/attempt";
@@ -77,6 +78,11 @@ describe("claimRuns", () => {
     expect(late).toMatchObject({ outcome: "failed", error: expect.stringMatching(/no longer holds/) });
     const ledger = await t.pool.query("SELECT scheduled_for, fencing_token FROM ledger ORDER BY scheduled_for");
     expect(ledger.rows).toEqual([{ scheduled_for: earlier, fencing_token: 1 }]);
+    // A manual run (its slot is the instant of the request, with microseconds) writes while held.
+    await t.pool.query("UPDATE sk_clock SET frozen_at = frozen_at + interval '0.123456 seconds'");
+    const manual = await runNow(t.db, (await t.pool.query("SELECT name FROM schedules WHERE id = $1", [s])).rows[0].name, { kind: "system", name: "test", role: "admin" });
+    const [held] = (await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 })).filter((c) => c.id === manual.id);
+    expect(await runAttempt(held, deps, new AttemptAbort())).toMatchObject({ outcome: "succeeded" });
   });
 
   it("rescues an expired lease in any partition, but claims pending runs only in its own", async () => {

@@ -33,7 +33,9 @@ export function sqlLedgerHandler(db: Db) {
         SELECT ${ctx.idempotencyKey}, ${ctx.schedule.id}, ${ctx.slot.toISOString()}::timestamptz, ${ctx.fencingToken}, ${ctx.workerId}, sk_now()
         WHERE EXISTS (
           SELECT 1 FROM run_queue q
-          WHERE q.state = 'running' AND q.schedule_id = ${ctx.schedule.id} AND q.scheduled_for = ${ctx.slot.toISOString()}::timestamptz
+          -- By schedule (run_queue_running_idx) and run id, not by slot: a manual run's slot has
+          -- microseconds, and the handler's slot is in whole milliseconds.
+          WHERE q.state = 'running' AND q.schedule_id = ${ctx.schedule.id}
             AND q.run_id = ${ctx.runId} AND q.attempts = ${ctx.fencingToken} AND q.lease_owner = ${ctx.workerId} AND q.lease_expires_at > sk_now())
         ON CONFLICT (idempotency_key) DO UPDATE
           SET fencing_token = excluded.fencing_token, worker_id = excluded.worker_id, writes = ledger.writes + 1
