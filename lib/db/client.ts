@@ -8,7 +8,26 @@ pg.types.setTypeParser(pg.types.builtins.INT8, (v) => Number.parseInt(v, 10));
 export type Db = NodePgDatabase<typeof schema> & { $client: pg.Pool };
 
 /** Options for a connection pool; `application_name` shows up in pg_stat_activity. */
-export type PoolOptions = { max?: number; applicationName?: string; idleInTransactionTimeoutMs?: number; statementTimeoutMs?: number };
+export type PoolOptions = {
+  max?: number;
+  applicationName?: string;
+  idleInTransactionTimeoutMs?: number;
+  statementTimeoutMs?: number;
+  /**
+   * Client-side: a statement with no answer for this long fails ("Query read timeout"), its
+   * connection is destroyed, and so is every other connection the pool had then: idle ones at
+   * once, checked-out ones when released (they went the same way, and each would otherwise cost
+   * one more timeout). This is what notices a silent network — a
+   * path that drops packets, or a proxy that stops forwarding, with no reset — where TCP itself
+   * (keepalives included: the nearest hop still answers them) may never say anything.
+   */
+  queryTimeoutMs?: number;
+  /** How long opening a connection may take (default 10 s). */
+  connectTimeoutMs?: number;
+};
+
+/** What a timed-out statement's error says (node-postgres's query_timeout). */
+export const QUERY_READ_TIMEOUT = "Query read timeout";
 
 /** A pg pool for one process. Errors on idle clients are logged by the caller, never thrown. */
 export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
@@ -32,8 +51,13 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? "slotkeeper",
     options: options.join(" "),
-    connectionTimeoutMillis: 10_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    query_timeout: opts.queryTimeoutMs,
+    // For a peer host that vanished (no RST ever comes): the kernel probes idle connections.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
   });
+  if (opts.queryTimeoutMs) dropSilentConnections(pool);
   // A checked-out client whose connection dies mid-transaction emits "error" too; without a
   // listener that would crash the process. The failing query still rejects for its caller.
   pool.on("connect", (client) => {
@@ -44,6 +68,84 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
     // the next query opens a new one; callers see errors on the queries they make.
   });
   return pool;
+}
+
+/**
+ * When a statement times out, every connection the pool had then is suspect: they share the
+ * network path that went quiet. The timed-out one is closed at once (a late answer must never
+ * reach the next statement); the idle ones are closed too; one checked out at the time is
+ * destroyed when it is released, not put back; and the pool never hands out a connection opened
+ * before the last timeout. Without the last two a caller could draw a second silent connection
+ * (one someone else held through the timeout) and wait a second full timeout.
+ *
+ * Only node-postgres's public API is used: pool events to know which connections are idle,
+ * `client.end()` (which destroys the socket of a client with a statement outstanding) and
+ * `release(true)`, which removes a client from the pool and ends it.
+ */
+function dropSilentConnections(pool: pg.Pool) {
+  // A timeout bumps the epoch; a connection opened in an earlier epoch is stale.
+  let epoch = 0;
+  const openedIn = new WeakMap<pg.PoolClient, number>();
+  const stale = (c: pg.PoolClient) => (openedIn.get(c) ?? -1) < epoch;
+  const idle = new Set<pg.PoolClient>();
+  pool.on("acquire", (c) => idle.delete(c));
+  pool.on("release", (err, c) => {
+    if (!err) idle.add(c);
+  });
+  pool.on("remove", (c) => idle.delete(c));
+
+  const end = (c: pg.PoolClient) => void c.end().catch(() => {});
+  const onTimeout = (client: pg.PoolClient) => {
+    epoch++;
+    end(client);
+    // Closed idle clients stay in the pool's list until handed out (then they are discarded
+    // below) or its idle timer removes them; they cost no wait either way.
+    for (const c of idle) end(c);
+    idle.clear();
+  };
+  const isTimeout = (err: unknown) => err instanceof Error && err.message === QUERY_READ_TIMEOUT;
+  pool.on("connect", (client) => {
+    openedIn.set(client, epoch);
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+      const last = args.at(-1);
+      if (typeof last === "function") {
+        args[args.length - 1] = (err: unknown, res: unknown) => {
+          if (isTimeout(err)) onTimeout(client);
+          return (last as (e: unknown, r: unknown) => unknown)(err, res);
+        };
+        return query(...args);
+      }
+      const result = query(...args);
+      if (result instanceof Promise) result.catch((err: unknown) => isTimeout(err) && onTimeout(client));
+      return result;
+    };
+  });
+
+  // pool.query checks out through pool.connect too, so every checkout passes here.
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  const checkout = async (): Promise<pg.PoolClient> => {
+    for (;;) {
+      const c = await connect();
+      if (stale(c)) {
+        c.release(true);
+        continue;
+      }
+      const release = c.release.bind(c);
+      c.release = (err?: Error | boolean) => release(err || stale(c) || undefined);
+      return c;
+    }
+  };
+  type Done = (err?: Error | boolean) => void;
+  type Callback = (err: Error | undefined, client: pg.PoolClient | undefined, done: Done) => void;
+  (pool as unknown as { connect: (cb?: Callback) => Promise<pg.PoolClient> | undefined }).connect = (cb?: Callback) => {
+    if (!cb) return checkout();
+    checkout().then(
+      (c) => cb(undefined, c, c.release),
+      (err: Error) => cb(err, undefined, () => {}),
+    );
+    return undefined;
+  };
 }
 
 /** Wrap a pool in Drizzle with the shared schema. */

@@ -18,7 +18,21 @@ export type EmbeddedOptions = {
   /** Delete the cluster on stop (tests). */
   ephemeral?: boolean;
   log?: (line: string) => void;
+  /**
+   * Addresses to listen on besides 127.0.0.1 (workers on other hosts, e.g. the test hosts'
+   * bridge of lib/testing/hosts.ts), and the CIDR ranges pg_hba.conf lets in with a password.
+   */
+  listenAddresses?: string[];
+  allowFrom?: string[];
 };
+
+/** Let `cidrs` in with scram-sha-256 (idempotent: a line already there is not added again). */
+function allowHosts(pgdata: string, cidrs: string[]): void {
+  const file = path.join(pgdata, "pg_hba.conf");
+  const text = fs.readFileSync(file, "utf8");
+  const lines = cidrs.map((c) => `host all all ${c} scram-sha-256`).filter((l) => !text.includes(l));
+  if (lines.length > 0) fs.appendFileSync(file, `\n${lines.join("\n")}\n`);
+}
 
 const isRoot = () => typeof process.getuid === "function" && process.getuid() === 0;
 
@@ -194,14 +208,15 @@ export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<Embe
 
   const logFile = path.join(clusterDir, "postgres.log");
   const flags = [
-    // Loopback only, no unix socket (avoids clashing with a system server's socket in /tmp).
-    "-c listen_addresses=127.0.0.1",
+    // Loopback (and only the addresses asked for), no unix socket (avoids clashing with a system server's socket in /tmp).
+    `-c listen_addresses=${["127.0.0.1", ...(opts.listenAddresses ?? [])].join(",")}`,
     "-c unix_socket_directories=''",
     "-c max_connections=300",
     `-p ${opts.port}`,
   ].join(" ");
   try {
     if (!fs.existsSync(path.join(pgdata, "PG_VERSION"))) initCluster(pgdata, password);
+    if (opts.allowFrom?.length) allowHosts(pgdata, opts.allowFrom);
     // pg_ctl starts the server in a session of its own, so the Ctrl-C that reaches `npm start`
     // does not also hit PostgreSQL: we stop it ourselves, after the worker has finished.
     fs.closeSync(fs.openSync(logFile, "a"));

@@ -3,6 +3,7 @@ import {
   bigint,
   boolean,
   check,
+  doublePrecision,
   index,
   integer,
   interval,
@@ -20,12 +21,19 @@ const ts = (name: string) => timestamp(name, { withTimezone: true, mode: "date" 
 
 export const catchUpPolicy = pgEnum("catch_up_policy", ["skip", "latest", "all"]);
 export const overlapPolicy = pgEnum("overlap_policy", ["allow", "forbid", "skip"]);
+/**
+ * Which claim statement takes a queued run (run_queue.overlap, set by sk_claim_rule): 'allow' the
+ * plain claim; the rest the limited claim, which counts running runs ('limited': an overlap-allowing
+ * schedule with a maxConcurrent, or whose handler has a fleet-wide limit).
+ */
+export const claimRule = pgEnum("claim_rule", ["allow", "forbid", "skip", "limited"]);
 /** pending → running → done | pending (retry) | dead; skipped never ran (policy, lateness, overlap). 'running' is stored in run_queue only. */
 export const runState = pgEnum("run_state", ["pending", "running", "done", "dead", "skipped"]);
 /** Why a run exists. */
 export const runOrigin = pgEnum("run_origin", ["schedule", "catch_up", "manual", "backfill"]);
 /** Why a slot did not run. */
-export const skipReason = pgEnum("skip_reason", ["missed", "coalesced", "too_late", "overlap", "paused", "deleted"]);
+// `cancelled` and `discarded`: an operator settled the run by hand (lib/runs/operator-skip.ts).
+export const skipReason = pgEnum("skip_reason", ["missed", "coalesced", "too_late", "overlap", "paused", "deleted", "cancelled", "discarded"]);
 export const attemptOutcome = pgEnum("attempt_outcome", ["succeeded", "failed", "timed_out", "lease_expired", "aborted"]);
 
 /**
@@ -85,6 +93,12 @@ export const schedules = pgTable(
     pausedNote: text("paused_note"),
     /** When the auto-resume loop resumes a paused schedule (worker/loops/auto-resume.ts); cleared on resume. */
     resumeAt: ts("resume_at"),
+    /** How long one attempt may run before the worker aborts it (recorded `timed_out`, retried); null: no limit but the lease. */
+    timeoutSeconds: integer("timeout_seconds"),
+    /** The queue its runs wait in: only workers serving it claim them (SLOTKEEPER_QUEUES). */
+    queue: text("queue").notNull().default(SCHEDULE_DEFAULTS.queue),
+    /** At most this many of its runs at once, fleet-wide; null = no limit (overlap forbid/skip is 1). */
+    maxConcurrent: integer("max_concurrent"),
   },
   (t) => [
     uniqueIndex("schedules_name_live_key").on(t.name).where(sql`deleted_at IS NULL`),
@@ -92,11 +106,45 @@ export const schedules = pgTable(
     index("schedules_tags_idx").using("gin", t.tags),
     // The tick's query: due schedules of one partition, oldest high-water first.
     index("schedules_tick_idx").on(t.partition, t.nextSlotAt).where(sql`enabled AND deleted_at IS NULL`),
+    // The auto-resume pass's query (lib/schedules/auto-resume.ts): paused schedules whose resume time
+    // passed, earliest first. Few schedules have one, so the index stays small with any fleet.
+    index("schedules_resume_at_idx").on(t.resumeAt).where(sql`resume_at IS NOT NULL AND NOT enabled AND deleted_at IS NULL`),
+    // The schedule list sorted by next slot (lib/schedules/list.ts): keyset pages on (next_slot_at, id).
+    index("schedules_next_slot_idx").on(t.nextSlotAt, t.id).where(sql`deleted_at IS NULL`),
+    // The list's search (lib/schedules/list.ts): ILIKE '%text%' over name, handler and description
+    // through trigrams, one index for the three (pg_trgm lives in schema sk_ext).
+    index("schedules_search_trgm_idx").using("gin", sql`(name || ' ' || handler || ' ' || description) sk_ext.gin_trgm_ops`),
     check("schedules_timing_one_of", sql`(cron IS NULL) <> (every_seconds IS NULL)`),
     check("schedules_every_positive", sql`every_seconds IS NULL OR every_seconds >= 1`),
     check("schedules_lease_positive", sql`lease_seconds >= 1`),
     check("schedules_jitter_nonneg", sql`jitter_seconds >= 0`),
     check("schedules_retry_sane", sql`retry_max_attempts >= 1 AND retry_base_seconds >= 0 AND retry_cap_seconds >= retry_base_seconds`),
+    check("schedules_timeout_positive", sql`timeout_seconds IS NULL OR timeout_seconds >= 1`),
+    check("schedules_max_concurrent_positive", sql`max_concurrent IS NULL OR max_concurrent >= 1`),
+  ],
+);
+
+/**
+ * When a run of each schedule last finished done: the latest finished_at of its done runs, never
+ * lowered; null when none ever succeeded. One row per schedule, made with it
+ * (triggers/schedules_last_success_insert.sql) and raised by the runs triggers
+ * (triggers/runs_last_success_*.sql); it outlives the runs rows retention removes. It is a table of
+ * its own, not a column of schedules, because every success writes it: a narrow row with two
+ * indexes, where a schedules row would be rewritten whole, with an entry in each of its indexes
+ * (the search's trigram index among them), and locked against the schedule's edits.
+ */
+export const scheduleLastSuccess = pgTable(
+  "schedule_last_success",
+  {
+    scheduleId: bigint("schedule_id", { mode: "number" })
+      .primaryKey()
+      .references(() => schedules.id, { onDelete: "cascade" }),
+    lastSuccessAt: ts("last_success_at"),
+  },
+  (t) => [
+    // The list sorted by last success and the Overview's worst 50 (lib/schedules/last-success.ts):
+    // keyset pages on (last success, schedule id), never succeeded (-infinity) first.
+    index("schedule_last_success_order_idx").on(sql`(coalesce(last_success_at, '-infinity'::timestamptz))`, t.scheduleId),
   ],
 );
 
@@ -147,6 +195,8 @@ export const runs = pgTable(
     slotSeq: bigint("slot_seq", { mode: "number" })
       .notNull()
       .generatedAlwaysAs(sql`CASE WHEN origin = 'manual' THEN id ELSE 0 END`),
+    /** A manual run's own payload (run now with a payload), used in place of the schedule's; null for every other run. */
+    payloadOverride: jsonb("payload_override"),
     /** Attempts made, as of the last one that ended (the running attempt's token is in run_queue). */
     attempts: integer("attempts").notNull().default(0),
     /** Claims allowed before the run goes dead; re-queue raises it. */
@@ -180,7 +230,7 @@ export const runs = pgTable(
 );
 
 /**
- * A handler, payload and retry policy, stored once for every schedule and queued run that shares
+ * A handler, payload, retry policy and timeout, stored once for every schedule and queued run that shares
  * them: at the top of the hour hundreds of thousands of runs name one row. Rows are never changed
  * (an edit of a schedule points it at another row, made if need be) and never deleted, so a worker
  * may hold on to what it read, and queue rows need no foreign key (no check per queued run).
@@ -196,8 +246,14 @@ export const runSettings = pgTable(
     retryMaxAttempts: integer("retry_max_attempts").notNull(),
     retryBaseSeconds: integer("retry_base_seconds").notNull(),
     retryCapSeconds: integer("retry_cap_seconds").notNull(),
+    /**
+     * The schedule's timeoutSeconds (null: none): the claim hands it to the worker with the rest of
+     * the group's settings, so the queue row stays as narrow as it was.
+     */
+    timeoutSeconds: integer("timeout_seconds"),
   },
-  (t) => [uniqueIndex("run_settings_key").on(t.handler, t.retryMaxAttempts, t.retryBaseSeconds, t.retryCapSeconds, sql`sk_payload_digest(${t.payload})`)],
+  // coalesce: no timeout is 0 in the key (a timeout is at least 1 s), so NULLs do not make duplicates.
+  (t) => [uniqueIndex("run_settings_key").on(t.handler, t.retryMaxAttempts, t.retryBaseSeconds, t.retryCapSeconds, sql`sk_payload_digest(${t.payload})`, sql`coalesce(${t.timeoutSeconds}, 0)`)],
 );
 
 /**
@@ -235,8 +291,11 @@ export const runQueue = pgTable(
     // in the same transaction as any edit of the schedule (lib/db/sql/triggers/runs_queue_insert.sql,
     // schedules_queue_copies.sql): the claim of the top of the hour then reads nothing but this row,
     // and one run_settings row per group of runs it claims, never the schedule.
-    /** Overlap policy: 'allow' runs are claimed without looking at their predecessors. */
-    overlap: overlapPolicy("overlap").notNull().default("allow"),
+    /**
+     * The claim rule (sk_claim_rule): 'allow' runs are claimed without looking at their
+     * predecessors; forbid, skip and limited ones by the limited claim, which counts running runs.
+     */
+    overlap: claimRule("overlap").notNull().default("allow"),
     scheduleName: text("schedule_name").notNull(),
     /** Read per row by the claim (the lease it takes), so kept here rather than in run_settings. */
     leaseSeconds: integer("lease_seconds").notNull(),
@@ -253,10 +312,23 @@ export const runQueue = pgTable(
      * purpose: reading run_settings per row would cost the claim a join.
      */
     handler: text("handler").notNull(),
+    /** The schedule's queue, copied: a worker claims only runs of the queues it serves (`queue = ANY($queues)`). */
+    queue: text("queue").notNull().default("default"),
+    /**
+     * Max lateness as a bound the claim reads on the row: the latest instant the run's first attempt
+     * may start (its due time + the schedule's max lateness, sk_latest_start), set while it is a
+     * never-attempted pending slot; null for manual runs, backfills and schedules without one. A
+     * claim refuses attempts = 0 rows past it and records them skipped `too_late`
+     * (lib/runs/claim/too-late.ts). Not indexed: the claim reads it on rows it reads anyway.
+     */
+    latestStartAt: ts("latest_start_at"),
   },
   (t) => [
     // Claim: pending runs of a partition in due order.
     index("run_queue_claim_idx").on(t.partition, t.runAfter).where(sql`state = 'pending'`),
+    // Claim by a worker that names its handlers: one handler's pending runs of a partition in due
+    // order, so runs of handlers it does not serve are never walked over (lib/runs/claim/plain.ts).
+    index("run_queue_claim_handler_idx").on(t.partition, t.handler, t.runAfter).where(sql`state = 'pending'`),
     // The few pending runs whose claim checks overlap, so the claim can ask for them apart.
     index("run_queue_exclusive_idx").on(t.partition, t.runAfter).where(sql`state = 'pending' AND overlap <> 'allow'`),
     // Per schedule, one index per state: overlap checks, the oldest pending run, finish and
@@ -333,8 +405,24 @@ export const workers = pgTable(
     version: text("version").notNull().default(""),
     /** SLOTKEEPER_COMMANDS of the worker: "all", a list of executables, or null when it does not run programs. */
     commands: jsonb("commands"),
+    /** The queues it serves: [{ name, concurrency, inFlight }], the counts as of its last heartbeat. */
+    queues: jsonb("queues").notNull().default([]),
   },
   (t) => [index("workers_heartbeat_idx").on(t.lastHeartbeatAt)],
+);
+
+/**
+ * Fleet-wide concurrency limits per handler: at most max_concurrent runs of the handler run at once
+ * across every worker (PUT /api/handlers/{name}/limit). A handler without a row is unlimited.
+ */
+export const handlerLimits = pgTable(
+  "handler_limits",
+  {
+    handler: text("handler").primaryKey(),
+    maxConcurrent: integer("max_concurrent").notNull(),
+    updatedAt: ts("updated_at").notNull().defaultNow(),
+  },
+  () => [check("handler_limits_positive", sql`max_concurrent >= 1`)],
 );
 
 /** Expiring, fenced leases on partitions: a worker ticks and claims only in partitions it holds. */
@@ -407,11 +495,38 @@ export const people = pgTable(
     /** viewer, operator or admin (lib/auth/scopes.ts). */
     role: text("role").notNull(),
     /** `scrypt$<N>$<r>$<p>$<salt>$<hash>` (lib/auth/password-hash.ts): the parameters travel with the hash. */
-    passwordHash: text("password_hash").notNull(),
+    passwordHash: text("password_hash"),
     createdAt: ts("created_at").notNull().defaultNow(),
     disabledAt: ts("disabled_at"),
+    /** A person who signs in with OpenID Connect (lib/auth/oidc.ts): the provider's issuer and the `sub` it gives them; such a person may have no password. */
+    oidcIssuer: text("oidc_issuer"),
+    oidcSubject: text("oidc_subject"),
   },
-  () => [check("people_role_known", sql`role IN ('viewer', 'operator', 'admin')`)],
+  (t) => [
+    check("people_role_known", sql`role IN ('viewer', 'operator', 'admin')`),
+    check("people_oidc_pair", sql`(oidc_issuer IS NULL) = (oidc_subject IS NULL)`),
+    check("people_password_or_oidc", sql`password_hash IS NOT NULL OR oidc_subject IS NOT NULL`),
+    uniqueIndex("people_oidc_key").on(t.oidcIssuer, t.oidcSubject).where(sql`oidc_subject IS NOT NULL`),
+  ],
+);
+
+/**
+ * OpenID Connect sign-ins under way (lib/auth/oidc.ts): the state's sha256, with the nonce and
+ * PKCE verifier the callback needs. A callback deletes its row, so a state is good once; rows
+ * live 10 minutes by the database clock.
+ */
+export const oidcLogins = pgTable(
+  "oidc_logins",
+  {
+    stateHash: text("state_hash").primaryKey(),
+    nonce: text("nonce").notNull(),
+    codeVerifier: text("code_verifier").notNull(),
+    /** The console path to land on after signing in. */
+    nextPath: text("next_path").notNull(),
+    createdAt: ts("created_at").notNull().defaultNow(),
+    expiresAt: ts("expires_at").notNull(),
+  },
+  (t) => [index("oidc_logins_expires_idx").on(t.expiresAt)],
 );
 
 /**
@@ -437,6 +552,28 @@ export const sessions = pgTable(
     index("sessions_account_idx").on(t.account),
     index("sessions_expires_idx").on(t.expiresAt),
     check("sessions_role_known", sql`role IN ('viewer', 'operator', 'admin')`),
+  ],
+);
+
+/**
+ * Failed sign-ins (lib/auth/throttle.ts), counted per client address and per account in the
+ * database, so every web process reads and adds to the same counts. A row is live while its last
+ * failure is within the throttle's window by the database clock; the retention sweep deletes the rest.
+ */
+export const loginFailures = pgTable(
+  "login_failures",
+  {
+    /** `address` (the client address, or "unknown") or `account` (the user name tried). */
+    kind: text("kind").notNull(),
+    subject: text("subject").notNull(),
+    failures: integer("failures").notNull(),
+    lastFailureAt: ts("last_failure_at").notNull(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.kind, t.subject] }),
+    index("login_failures_last_failure_idx").on(t.lastFailureAt),
+    check("login_failures_kind_known", sql`kind IN ('address', 'account')`),
+    check("login_failures_failures_positive", sql`failures > 0`),
   ],
 );
 
@@ -466,6 +603,82 @@ export const alertStates = pgTable(
   },
   (t) => [primaryKey({ columns: [t.scheduleId, t.rule] })],
 );
+
+/**
+ * The alert pass's watch list: per schedule, the earliest instant at which one of its rule verdicts
+ * could change with no write to its runs or to the schedule (the "would be late at", "would be
+ * backlogged at", "would be stuck at" instants, or the next pass while an alert fires). A pass reads
+ * only the rows whose instant has come (alert_watch_check_idx); only the pass writes here, under its
+ * advisory lock. lib/alerts/watch.ts works the instants out.
+ */
+export const alertWatch = pgTable(
+  "alert_watch",
+  {
+    scheduleId: bigint("schedule_id", { mode: "number" }).primaryKey(),
+    checkAt: ts("check_at").notNull(),
+  },
+  (t) => [index("alert_watch_check_idx").on(t.checkAt)],
+);
+
+/**
+ * Schedules whose runs or alert settings were written since the alert pass last looked: one row
+ * per writing statement and schedule, appended by triggers (lib/db/sql/triggers/*_alert_changes*.sql)
+ * and drained by the pass into alert_watch as due. Insert-only for writers: no key, no index, no
+ * row another writer waits on.
+ */
+export const alertChanges = pgTable("alert_changes", {
+  scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
+});
+
+/**
+ * The runs of each schedule by the hour of their slot (date_bin to the epoch, so independent of the
+ * session's time zone), counted by the state they are in now, with the latest finish of the done
+ * ones: what the long chart windows read instead of the runs (lib/health/charts.ts). Rolled up from
+ * the runs of each hour listed in chart_changes (lib/health/chart-hours.ts); a chart reads the hours
+ * still listed there from runs, so it is exact whatever the roll-up has done so far.
+ */
+export const chartHours = pgTable(
+  "chart_hours",
+  {
+    scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
+    hour: ts("hour").notNull(),
+    done: integer("done").notNull().default(0),
+    dead: integer("dead").notNull().default(0),
+    /** Skipped slots (a coalesced run counts each slot it stands for: its skipped_count). */
+    skipped: integer("skipped").notNull().default(0),
+    /** Runs still pending or running (runs.state pending). */
+    waiting: integer("waiting").notNull().default(0),
+    lastDoneAt: ts("last_done_at"),
+  },
+  (t) => [primaryKey({ columns: [t.scheduleId, t.hour] })],
+);
+
+/**
+ * How long the finished runs of each schedule and slot hour had been waiting (slot to start) at each
+ * 7-day chart sample they waited across (every 2 hours on the epoch, strictly between slot and
+ * start): the oldest-pending-age chart's numbers for runs that no longer change. Rolled up with
+ * chart_hours (lib/health/chart-hours.ts); unfinished runs are read from run_queue by the chart.
+ */
+export const chartWaits = pgTable(
+  "chart_waits",
+  {
+    scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
+    hour: ts("hour").notNull(),
+    sampleAt: ts("sample_at").notNull(),
+    seconds: doublePrecision("seconds").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.scheduleId, t.hour, t.sampleAt] })],
+);
+
+/**
+ * The (schedule, slot hour) pairs whose runs were written since chart_hours last counted them:
+ * appended by the triggers on runs (lib/db/sql/triggers/runs_chart_changes_*.sql), drained by the
+ * roll-up. Insert-only for writers: no key, no index, no row another writer waits on.
+ */
+export const chartChanges = pgTable("chart_changes", {
+  scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
+  hour: ts("hour").notNull(),
+});
 
 /** Alert history: one row per transition (firing, resolved) or reminder. */
 export const alertEvents = pgTable(

@@ -6,7 +6,6 @@
 // migrations are added: a later migration that changes stored values, or drops a column that held
 // anything, fails it until the test says why (DROPPED_COLUMNS).
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +16,7 @@ import { heartbeatRuns } from "../runs/lease";
 import { findQueueMismatches } from "../runs/queue-consistency";
 import { requeueRuns } from "../runs/requeue";
 import { createTestDatabase, type TestDatabase } from "../testing/db";
+import { firstMigrations } from "../testing/migrations";
 import { migrateDatabase, migrationsFolder } from "./migrate";
 
 /** The journal entries of the released schema this test upgrades from: 0000 to 0009. */
@@ -31,18 +31,6 @@ const DROPPED_COLUMNS: Record<string, { why: string; heldOnlyNull: true } | { wh
   "runs.lease_expires_at": { why: "the lease lives in run_queue since 0006; nothing read it", heldOnlyNull: true },
   "api_tokens.role": { why: "a token's scope (read | operate | admin) replaced its role in 0014", movedTo: "scope", map: { viewer: "read", operator: "operate" } },
 };
-
-/** A migrations folder holding only the first `n` entries of the journal. */
-function firstMigrations(n: number): string {
-  const journal = JSON.parse(fs.readFileSync(path.join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: { tag: string }[] };
-  expect(journal.entries.length).toBeGreaterThanOrEqual(n);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "slotkeeper-upgrade-"));
-  fs.mkdirSync(path.join(dir, "meta"));
-  const entries = journal.entries.slice(0, n);
-  fs.writeFileSync(path.join(dir, "meta/_journal.json"), JSON.stringify({ ...journal, entries }));
-  for (const e of entries) fs.copyFileSync(path.join(migrationsFolder, `${e.tag}.sql`), path.join(dir, `${e.tag}.sql`));
-  return dir;
-}
 
 const T0 = "2030-01-01T10:00:00Z";
 
@@ -166,6 +154,15 @@ describe("upgrading a database of the released schema", () => {
     const { rows } = await old.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM drizzle.__drizzle_migrations");
     const journal = JSON.parse(fs.readFileSync(path.join(migrationsFolder, "meta/_journal.json"), "utf8")) as { entries: unknown[] };
     expect(rows[0].n).toBe(journal.entries.length);
+  });
+
+  it("stores each old schedule's last success: the latest finish of its done runs (0032's backfill, moved to schedule_last_success by 0036)", async () => {
+    const { rows } = await old.pool.query<{ name: string; stored: string | null; oracle: string | null }>(`
+      SELECT s.name, l.last_success_at::text AS stored,
+        (SELECT max(r.finished_at) FROM runs r WHERE r.schedule_id = s.id AND r.state = 'done')::text AS oracle
+      FROM schedules s JOIN schedule_last_success l ON l.schedule_id = s.id ORDER BY s.name`);
+    expect(rows.some((r) => r.oracle !== null)).toBe(true);
+    expect(rows.map((r) => [r.name, r.stored])).toEqual(rows.map((r) => [r.name, r.oracle]));
   });
 
   it("keeps every table and view, and every row with the values it had", () => {

@@ -1,0 +1,1 @@
+CREATE INDEX "schedules_next_slot_idx" ON "schedules" USING btree ("next_slot_at","id") WHERE deleted_at IS NULL;

@@ -1,0 +1,2 @@
+ALTER TYPE "public"."skip_reason" ADD VALUE 'cancelled';--> statement-breakpoint
+ALTER TYPE "public"."skip_reason" ADD VALUE 'discarded';

@@ -1,0 +1,1 @@
+CREATE INDEX "schedules_resume_at_idx" ON "schedules" USING btree ("resume_at") WHERE resume_at IS NOT NULL AND NOT enabled AND deleted_at IS NULL;

@@ -1,0 +1,1 @@
+CREATE INDEX "run_queue_claim_handler_idx" ON "run_queue" USING btree ("partition","handler","run_after") WHERE state = 'pending';

@@ -1,0 +1,13 @@
+-- runs_chart_changes_update: the slot hours of runs whose record moved (finish, retry, rescue, requeue, skips); no writer rewrites a run's schedule or slot, so the new rows name every hour touched are listed
+-- for the chart roll-up (lib/health/chart-hours.ts), which counts them again from runs. One
+-- set-based insert per statement, one small heap row per (schedule, hour) it touched and no index:
+-- on the finish path this is the whole cost of the pre-aggregated charts.
+CREATE OR REPLACE FUNCTION runs_chart_changes_update() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  INSERT INTO chart_changes (schedule_id, hour)
+  SELECT DISTINCT x.schedule_id, date_bin('1 hour', x.scheduled_for, timestamptz 'epoch') FROM updated_runs x WHERE x.scheduled_for IS NOT NULL;
+  RETURN NULL;
+END $$;
+
+CREATE OR REPLACE TRIGGER runs_chart_changes_update AFTER UPDATE ON runs REFERENCING NEW TABLE AS updated_runs
+  FOR EACH STATEMENT EXECUTE FUNCTION runs_chart_changes_update();
