@@ -1,5 +1,9 @@
-/** Why the worker aborted an attempt: which of its limits fired. */
-export type AbortKind = "deadline" | "lease_lost" | "shutdown";
+/**
+ * Why the worker aborted an attempt: which of its limits fired. `timeout` is the schedule's own
+ * timeoutSeconds (the attempt fails as timed_out and is retried after the schedule's backoff); a
+ * lease deadline or a lost lease is timed_out too, retried at once; shutdown releases the run.
+ */
+export type AbortKind = "deadline" | "lease_lost" | "shutdown" | "timeout";
 
 /** The reason an attempt was aborted with: its kind and a message for the run's history. */
 export class AttemptAborted extends Error {

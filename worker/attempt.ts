@@ -120,7 +120,10 @@ function succeeded(run: ClaimedRun, started: number, output: AttemptOutput | und
 
 function aborted(run: ClaimedRun, started: number, abort: AttemptAbort, ctx: AttemptContext | undefined) {
   const reason = abort.reason!;
-  return result(run, started, { outcome: reason.kind === "shutdown" ? "aborted" : "timed_out", error: reason.message, output: ctx?.outputWith(undefined) });
+  const output = ctx?.outputWith(undefined);
+  // Past the schedule's timeoutSeconds the attempt failed: retried after the schedule's backoff, like any failure.
+  if (reason.kind === "timeout") return result(run, started, { outcome: "timed_out", error: reason.message, retryDelaySeconds: backoffSeconds(run.retry, Math.max(1, run.attempt)), output });
+  return result(run, started, { outcome: reason.kind === "shutdown" ? "aborted" : "timed_out", error: reason.message, output });
 }
 
 /**

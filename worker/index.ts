@@ -4,7 +4,7 @@
 //   const report = defineHandler({ name: "nightly-report", idempotent: true, description: "…", run: async (ctx) => { … } });
 //   const worker = await runWorker({ handlers: [report] });
 //   process.on("SIGTERM", () => void worker.stop().then(() => process.exit(0)));
-import { loadConfig, type Config } from "../lib/config";
+import { loadConfig, totalConcurrency, validateQueues, type Config } from "../lib/config";
 import { createDb, createPool } from "../lib/db/client";
 import { openDatabase } from "../lib/db/connect";
 import { migrateDatabase } from "../lib/db/migrate";
@@ -31,21 +31,35 @@ export type RunWorkerOptions = {
   migrationsFolder?: string;
   /** Which partitions to tick and claim in; null = all. */
   partitionsProvider?: () => number[] | null;
+  /**
+   * The queues to serve, each with its concurrency: `{ default: 10, reports: 2 }`. Overrides
+   * SLOTKEEPER_QUEUES; default: the config's (`default` with SLOTKEEPER_CONCURRENCY when unset).
+   */
+  queues?: Record<string, number>;
 };
 
 /** Open the database (migrating it), start a worker with the built-ins plus your handlers, and return it; `stop()` drains and closes everything. */
 export async function runWorker(opts: RunWorkerOptions = {}): Promise<RunningWorker> {
-  const config = opts.config ?? loadConfig();
+  const base = opts.config ?? loadConfig();
+  // Checked before anything starts: a bad queue name or concurrency is a ConfigError naming it.
+  const config: Config = opts.queues ? { ...base, queues: validateQueues(opts.queues, "runWorker queues") } : base;
   const log = opts.log ?? createLogger("worker", config.logLevel);
   const database = await openDatabase(config);
   await migrateDatabase(database.url, { migrationsFolder: opts.migrationsFolder });
-  const pool = createPool(database.url, { max: config.workerConcurrency + 4, applicationName: "slotkeeper:worker", idleInTransactionTimeoutMs: 30_000 });
+  // Two pools: the worker's own loops (claim, lease renewal, finish, tick, partitions) on one, the
+  // built-in handlers' statements (sql-ledger) on the other, so a handler that holds connections
+  // — however many, however long — can never starve the claim or the renewal of the leases.
+  // Every statement gives up after SLOTKEEPER_DB_QUERY_TIMEOUT_MS without an answer (a silent
+  // network) and drops its connection; the loop retries on a fresh one.
+  const poolOptions = { idleInTransactionTimeoutMs: 30_000, queryTimeoutMs: config.dbQueryTimeoutMs };
+  const pool = createPool(database.url, { ...poolOptions, max: totalConcurrency(config.queues ?? { default: config.workerConcurrency }) + 4, applicationName: "slotkeeper:worker" });
+  const handlerPool = createPool(database.url, { ...poolOptions, max: totalConcurrency(config.queues ?? { default: config.workerConcurrency }) + 2, applicationName: "slotkeeper:worker:handlers" });
   // A client checked out of the pool (inside a transaction) whose connection dies between two
   // statements emits 'error' with nobody listening, which would kill the process. The statement
   // that uses it fails anyway and its loop retries: the worker never exits on a lost database.
-  pool.on("connect", (client) => client.on("error", (err) => log.debug({ event: "db:client:error", err })));
+  for (const p of [pool, handlerPool]) p.on("connect", (client) => client.on("error", (err) => log.debug({ event: "db:client:error", err })));
   const db = createDb(pool);
-  const handlers = [...(opts.withoutBuiltins ? [] : builtinHandlers(db, { commands: config.commands })), ...((opts.handlers ?? []) as Handler[])];
+  const handlers = [...(opts.withoutBuiltins ? [] : builtinHandlers(createDb(handlerPool), { commands: config.commands })), ...((opts.handlers ?? []) as Handler[])];
   const worker = await startWorker({
     db,
     config,
@@ -63,7 +77,7 @@ export async function runWorker(opts: RunWorkerOptions = {}): Promise<RunningWor
       try {
         await worker.stop();
       } finally {
-        await pool.end().catch(() => {});
+        await Promise.all([pool.end().catch(() => {}), handlerPool.end().catch(() => {})]);
         await database.stop();
       }
     },

@@ -5,6 +5,7 @@ import type { WorkerMetrics } from "../lib/metrics/worker-metrics";
 import { claimRunsDetailed, rescueGateMs, type ClaimedRun } from "../lib/runs/claim";
 import { finishRuns, type AttemptLateness, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
+import type { SweepPartition } from "../lib/partitions/sweep";
 import { nextDueInMs } from "../lib/runs/next-due";
 import { runAttempt, type AttemptDeps } from "./attempt";
 import { AttemptAbort, AttemptAborted, type AbortKind } from "./attempt-abort";
@@ -16,12 +17,17 @@ export type RunnerOptions = {
   log: Logger;
   workerId: string;
   registry: HandlerRegistry;
+  /** Handlers it runs at once in all; with `queues`, their sum. */
   concurrency: number;
+  /** The queues it claims in, each with its own concurrency; unset: `{ default: concurrency }`. */
+  queues?: Readonly<Record<string, number>>;
   claimBatchSize: number;
   /** Stop committing this long before the lease would run out (at most a third of the lease). */
   leaseSafetyMarginMs: number;
   /** Which partitions to claim in; null = all. The one place that decides. */
   partitions: () => number[] | null;
+  /** Partitions whose holder lacks some of this worker's handlers or queues (lib/partitions/sweep.ts): claimed in after `partitions`. */
+  sweep?: () => readonly SweepPartition[];
   /**
    * At most this often a claim also looks for expired leases (the poll interval): a claim pass
    * right after another one, as in a spike, skips that look.
@@ -52,6 +58,8 @@ class InFlight extends AttemptAbort {
     readonly marginMs: number,
     /** performance.now() when the last successful renewal (or the claim) was SENT: the lease began no earlier. */
     public renewedSentAt: number,
+    /** performance.now() past which the schedule's timeoutSeconds aborts the attempt (Infinity: no timeout). */
+    readonly timeoutAt: number,
   ) {
     super();
   }
@@ -66,7 +74,8 @@ export const FINISH_BATCH_MAX = 1000;
 
 /**
  * The worker's in-flight runs: claims them up to the concurrency limit, runs their handlers, renews
- * their leases in bulk, enforces each one's local deadline on the monotonic clock, and writes their
+ * their leases in bulk, enforces each one's local deadline and its schedule's timeout on the
+ * monotonic clock, and writes their
  * results in bulk, fenced on the token.
  */
 export function createRunner(o: RunnerOptions) {
@@ -83,11 +92,17 @@ export function createRunner(o: RunnerOptions) {
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
   const settler = o.settle ? createPartitionSettler(o.settle, o.settleAfterAbsenceMs ?? 0) : undefined;
+  // Per queue: its concurrency and how many of its runs this worker holds.
+  const queues = o.queues ?? { default: o.concurrency };
+  const held = new Map<string, number>(Object.keys(queues).map((q) => [q, 0]));
+  const queueOf = (run: ClaimedRun) => run.queue ?? "default";
 
   const attemptDeps: AttemptDeps = { registry: o.registry, workerId: o.workerId, log: o.log };
   // Routing: every claim asks only for runs of the handlers this worker has.
   const served = o.registry.list().map((h) => h.name);
-  const deadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
+  const leaseDeadlineOf = (e: InFlight) => e.renewedSentAt + e.leaseMs - e.marginMs;
+  // The earlier of the lease deadline and the schedule's timeout: one timer serves both.
+  const deadlineOf = (e: InFlight) => Math.min(leaseDeadlineOf(e), e.timeoutAt);
 
   // One timer for every in-flight run, armed for the earliest deadline, rather than one per run: a
   // thousand timers at the top of the hour were a cost per run, and renewing moved each of them.
@@ -111,7 +126,9 @@ export function createRunner(o: RunnerOptions) {
     for (const e of inFlight.values()) {
       if (e.aborted || e.result) continue;
       const at = deadlineOf(e);
-      if (now >= at) {
+      if (now >= e.timeoutAt) {
+        abort(e, "timeout", `timed out after ${e.run.timeoutSeconds} s (the schedule's timeoutSeconds)`);
+      } else if (now >= at) {
         abort(e, "deadline", `lease deadline passed: ${e.leaseMs} ms lease minus ${e.marginMs} ms safety margin since the last renewal was sent`);
       } else if (at < next) next = at;
     }
@@ -126,7 +143,9 @@ export function createRunner(o: RunnerOptions) {
 
   /** Forget a run this worker no longer holds; the caller wakes the claim loop (once per batch, not per run). */
   function release(e: InFlight) {
-    inFlight.delete(e.run.id);
+    if (!inFlight.delete(e.run.id)) return;
+    const q = queueOf(e.run);
+    held.set(q, (held.get(q) ?? 1) - 1);
     if (inFlight.size === 0) {
       clearTimeout(deadlineTimer);
       deadlineTimer = undefined;
@@ -137,8 +156,12 @@ export function createRunner(o: RunnerOptions) {
 
   function start(run: ClaimedRun, sentAt: number) {
     const leaseMs = run.leaseSeconds * 1000;
-    const e = new InFlight(run, leaseMs, Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)), sentAt);
+    // The timeout counts from the handler's start on this worker's monotonic clock.
+    const timeoutAt = run.timeoutSeconds ? performance.now() + run.timeoutSeconds * 1000 : Infinity;
+    const e = new InFlight(run, leaseMs, Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)), sentAt, timeoutAt);
     inFlight.set(run.id, e);
+    const q = queueOf(run);
+    held.set(q, (held.get(q) ?? 0) + 1);
     armDeadline(deadlineOf(e));
     o.metrics?.attemptStarted(run.handler);
     const attempted = runAttempt(run, attemptDeps, e);
@@ -227,7 +250,7 @@ export function createRunner(o: RunnerOptions) {
         const now = performance.now();
         let freed = false;
         for (const e of batch) {
-          if (now >= deadlineOf(e)) {
+          if (now >= leaseDeadlineOf(e)) {
             o.log.warn({ event: "run:finish:abandoned", runId: e.run.id, attempt: e.run.attempt, err });
             release(e);
             freed = true;
@@ -250,11 +273,21 @@ export function createRunner(o: RunnerOptions) {
       return inFlight.size;
     },
 
+    /** Each queue it serves: its concurrency and how many of its runs are held right now. */
+    queues(): { name: string; concurrency: number; inFlight: number }[] {
+      return Object.entries(queues).map(([name, concurrency]) => ({ name, concurrency, inFlight: held.get(name) ?? 0 }));
+    },
+
     /** Claim as many runs as there are free slots and start their handlers; true when it filled every slot it asked for. */
     async claimPass(): Promise<boolean> {
-      const free = o.concurrency - inFlight.size;
-      if (free <= 0) return false;
-      const limit = Math.min(free, o.claimBatchSize);
+      // Each queue up to its own free slots (and the batch size).
+      const room: Record<string, number> = {};
+      let limit = 0;
+      for (const [q, n] of Object.entries(queues)) {
+        const free = Math.min(n - (held.get(q) ?? 0), o.claimBatchSize);
+        if (free > 0) limit += room[q] = free;
+      }
+      if (limit <= 0) return false;
       const sentAt = performance.now();
       const rescueExpired = sentAt - lastRescueAt >= (o.rescueIntervalMs ?? 0);
       if (rescueExpired) lastRescueAt = sentAt;
@@ -270,9 +303,13 @@ export function createRunner(o: RunnerOptions) {
         rescueGateMs: rescueGateMs(o.rescueIntervalMs),
         checkExclusive,
         handlers: served,
-        // Runs of its handlers in partitions whose holder may not serve them: once per poll interval.
-        sweepUnheld: rescueExpired,
+        queues: room,
+        // Routing: with slots left after its own partitions, on every pass (a run there is as due
+        // as one of its own; an idle pass costs a probe per sweep partition, and there are none
+        // where every worker serves alike).
+        sweep: o.sweep?.() ?? null,
       });
+      settler?.claimed(partitions);
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
       o.metrics?.claimPass(claimed.length, settled.map((s) => s.state));
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
@@ -285,9 +322,11 @@ export function createRunner(o: RunnerOptions) {
     /** Milliseconds until the next pending run in this worker's partitions comes due; null when none is ahead or no slot is free. */
     async nextDueInMs(): Promise<number | null> {
       if (inFlight.size >= o.concurrency) return null;
-      const parts = o.partitions();
+      const own = o.partitions();
+      // Sweep partitions too: a run there may be this worker's to start (an early wake otherwise costs one empty pass).
+      const parts = own === null ? null : [...new Set([...own, ...(o.sweep?.() ?? []).map((p) => p.partition)])];
       if (parts !== null && parts.length === 0) return null;
-      return nextDueInMs(o.db, parts, served);
+      return nextDueInMs(o.db, parts, served, Object.keys(queues));
     },
 
     /**

@@ -1,4 +1,4 @@
-import type { CommandsPolicy, Config } from "../lib/config";
+import { totalConcurrency, validateQueues, type CommandsPolicy, type Config } from "../lib/config";
 import type { Db } from "../lib/db/client";
 import type { Handler } from "../lib/handlers/types";
 import type { Logger } from "../lib/log";
@@ -50,11 +50,14 @@ export type RunningWorker = { id: string; inFlight: () => number; stop: () => Pr
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { db, log, workerId, config } = deps;
   const registry = createHandlerRegistry(deps.handlers);
+  // The queues it serves, each with its concurrency (SLOTKEEPER_QUEUES, or runWorker's `queues`).
+  const queues = validateQueues(config.queues ?? { default: config.workerConcurrency }, "queues");
+  const concurrency = totalConcurrency(queues);
   const metrics = createWorkerMetrics();
   // First of all: a port already taken fails the start before anything else is running.
   const metricsServer = config.metricsPort === undefined ? undefined : await startMetricsServer(metrics.registry, { host: config.metricsHost, port: config.metricsPort });
   if (metricsServer) log.info({ event: "worker:metrics:listen", host: config.metricsHost, port: metricsServer.port });
-  await registerWorker(db, { id: workerId, concurrency: config.workerConcurrency, handlers: registry.list(), version: deps.version, commands: deps.commands ?? null });
+  await registerWorker(db, { id: workerId, concurrency, handlers: registry.list(), version: deps.version, commands: deps.commands ?? null, queues });
   let claimLoop: Loop | undefined;
   let tickLoop: Loop | undefined;
   // Partition leases decide, unless the caller does: a fair share of partitions, renewed, rebalanced.
@@ -76,7 +79,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   // Where this worker ticks and claims: its own partitions and any orphaned ones (a silent holder's:
   // lib/partitions/leases.ts), so a dead worker's slots still start within the stated bound.
   const partitions = deps.partitionsProvider ?? (() => withOrphans(partitionLoop!.held(), partitionLoop!.orphaned()));
-  log.info({ event: "worker:start", workerId, concurrency: config.workerConcurrency, handlers: registry.list().map((h) => h.name), commands: deps.commands ?? null });
+  log.info({ event: "worker:start", workerId, concurrency, queues, handlers: registry.list().map((h) => h.name), commands: deps.commands ?? null });
 
   const runner = createRunner({
     metrics,
@@ -84,11 +87,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     log,
     workerId,
     registry,
-    concurrency: config.workerConcurrency,
+    concurrency,
+    queues,
     claimBatchSize: config.claimBatchSize,
     leaseSafetyMarginMs: config.leaseSafetyMarginMs,
     rescueIntervalMs: config.pollIntervalMs,
     partitions,
+    // Routing: partitions whose holder cannot claim some of this worker's runs (none with a partitionsProvider).
+    sweep: () => partitionLoop?.sweep() ?? [],
     onSlotFree: () => claimLoop?.wake(),
     // Every due run of a partition it starts claiming in, once (not the periodic pass's window).
     settle: (fresh) => runLatenessPass(db, { partitions: fresh, graceSeconds: config.catchUpGraceSeconds, windowPerPartition: null }),
@@ -122,14 +128,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     intervalMs: WORKER_HEARTBEAT_MS,
     log,
     run: async () => {
-      await heartbeatWorker(db, workerId, runner.inFlight);
+      await heartbeatWorker(db, workerId, runner.inFlight, runner.queues());
     },
   });
   // Alerts: evaluated by workers so they fire with no browser open; sent by their own loop, so a slow receiver never holds up runs.
   const deliveryLoop = startDeliveryLoop({ db, log, config });
   const autoResumeLoop = startAutoResumeLoop({ db, log });
   const alertLoop = startAlertLoop({ db, log, config, onEvents: () => deliveryLoop.wake() });
-  const listener = deps.databaseUrl ? listenForDueRuns(deps.databaseUrl, () => claimLoop?.wake(), log) : undefined;
+  const listener = deps.databaseUrl ? listenForDueRuns(deps.databaseUrl, () => claimLoop?.wake(), log, { queryTimeoutMs: config.dbQueryTimeoutMs }) : undefined;
 
   let stopping: Promise<void> | undefined;
   const stop = async () => {

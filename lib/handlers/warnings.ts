@@ -1,10 +1,14 @@
 import type { Db } from "../db/client";
-import type { HandlerInfo } from "../workers/registry";
+import { z } from "zod";
+import { handlerInfoSchema, type HandlerInfo } from "../workers/registry";
 import { listKnownHandlers } from "./known";
 import { NOT_IDEMPOTENT_WARNING } from "./types";
 
 /** A handler as the API lists it: non-idempotent ones carry the "this job may run twice" warning. */
-export type HandlerListing = HandlerInfo & { warning?: string };
+export const handlerListingSchema = handlerInfoSchema.extend({ warning: z.string().optional() }).strict();
+/** A handler as GET /api/handlers lists it: with its fleet-wide limit (lib/handlers/limits.ts; null: none). */
+export const limitedHandlerListingSchema = handlerListingSchema.extend({ maxConcurrent: z.number().int().nullable() }).strict();
+export type HandlerListing = z.infer<typeof handlerListingSchema>;
 
 /** Add the warning to every handler that does not declare itself idempotent. */
 export function withWarnings(handlers: HandlerInfo[]): HandlerListing[] {

@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { WORKER_ALIVE_SECONDS } from "../health/overview";
+import { WORKER_ALIVE_SECONDS } from "../workers/liveness";
 
 /**
  * Partition leases divide the work, they do not make it safe: slot uniqueness (runs_slot_key) and
@@ -56,6 +56,20 @@ export type AcquireResult = {
 };
 
 type Row = { partition: number; token: number };
+
+/**
+ * SQL over the partition_leases row `alias`: nobody has renewed or taken its lease for
+ * PARTITION_ORPHANED_AFTER_SECONDS. A renewal stamped more than the threshold AHEAD of the clock
+ * means the clock was stepped back (tests, a restored server): a live holder re-stamps it within a
+ * pass, a dead one never does, so it counts as silent too rather than hiding a dead holder until
+ * the clock catches up.
+ */
+export function silentLease(alias: string): SQL {
+  const pl = sql.identifier(alias);
+  return sql`(${pl}.renewed_at IS NULL
+    OR ${pl}.renewed_at <= sk_now() - make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS})
+    OR ${pl}.renewed_at > sk_now() + make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS}))`;
+}
 
 /**
  * A holder that has no workers row or has said it stopped cannot be using its lease: its
@@ -130,16 +144,11 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
       held = [...held, ...gotRows].sort((a, b) => a.partition - b.partition);
     }
 
-    // After this pass's renewals and take-overs: what nobody else is keeping alive either. A
-    // renewal stamped more than the threshold AHEAD of the clock means the clock was stepped back
-    // (tests, a restored server): a live holder re-stamps it within a pass, a dead one never does,
-    // so it counts as silent too rather than hiding a dead holder until the clock catches up.
+    // After this pass's renewals and take-overs: what nobody else is keeping alive either.
     const orphans = await tx.execute<{ partition: number }>(sql`
       SELECT partition FROM partition_leases
       WHERE partition < ${partitions} AND NOT (owner IS NOT DISTINCT FROM ${me} AND lease_expires_at > sk_now())
-        AND (renewed_at IS NULL
-          OR renewed_at <= sk_now() - make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS})
-          OR renewed_at > sk_now() + make_interval(secs => ${PARTITION_ORPHANED_AFTER_SECONDS}))
+        AND ${silentLease("partition_leases")}
       ORDER BY partition`);
 
     return {

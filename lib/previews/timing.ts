@@ -3,13 +3,18 @@
  * an interval, and a sentence saying what it means. Pure: the caller passes "now" (the database
  * clock), so the preview agrees with what the tick will do.
  */
+import { z } from "zod";
 import { SCHEDULE_DEFAULTS } from "../schedules/defaults";
 import { CronError, describeCron } from "../schedules/cron";
 import { nextSlots, type Timing } from "../schedules/timing";
 
 export type TimingPreviewInput = { cron?: string | null; everySeconds?: string | number | null; timezone?: string | null; count?: string | number | null };
-export type PreviewError = { code: "validation"; message: string; field: string };
-export type TimingPreview = { nextFireTimes: string[]; error?: PreviewError };
+export const previewErrorSchema = z.object({ code: z.literal("validation"), message: z.string(), field: z.string() }).strict();
+export type PreviewError = z.infer<typeof previewErrorSchema>;
+export const timingPreviewSchema = z.object({ nextFireTimes: z.array(z.string()), error: previewErrorSchema.optional() }).strict();
+export type TimingPreview = z.infer<typeof timingPreviewSchema>;
+/** GET /api/timing/preview's answer: the preview and a sentence describing the timing (null when it is invalid). */
+export const timingPreviewAnswerSchema = timingPreviewSchema.extend({ description: z.string().nullable() }).strict();
 
 const MAX_COUNT = 20;
 

@@ -76,6 +76,8 @@ describe("claimRuns", () => {
     expect((await readRun(t.pool, id)).lease_owner).toBe("w1");
     const late = await runAttempt(frozen, deps, new AttemptAbort());
     expect(late).toMatchObject({ outcome: "failed", error: expect.stringMatching(/no longer holds/) });
+    // Only the attempt lost the run: the failure is retryable, so a lost lease never makes a dead run.
+    expect(late).not.toMatchObject({ nonRetryable: true });
     const ledger = await t.pool.query("SELECT scheduled_for, fencing_token FROM ledger ORDER BY scheduled_for");
     expect(ledger.rows).toEqual([{ scheduled_for: earlier, fencing_token: 1 }]);
     // A manual run (its slot is the instant of the request, with microseconds) writes while held.

@@ -6,62 +6,92 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
-import type { RunState } from "../db/schema";
+import { z } from "zod";
+import { maskSecrets } from "../security/mask";
+import { attemptOutcome, runOrigin, runState, skipReason, type RunState } from "../db/schema";
 import { idempotencyKey } from "./idempotency";
-import type { LogLine } from "./output";
-import { operatorSkipReasons, type OperatorSkipReason } from "./operator-skip";
-import { unservedHandlers, type UnservedHandler } from "./unserved";
+import { logLineSchema, type LogLine } from "./output";
+import { stuckRuns, type StuckRun } from "./stuck";
+import { unservedHandlers, unservedHandlerSchema } from "./unserved";
+
+const instant = z.string();
 
 /** A run as the API returns it. Instants are ISO strings. */
-export type RunView = {
-  id: number;
-  scheduleId: number;
-  scheduleName: string;
-  scheduledFor: string;
-  dueAt: string;
-  runAfter: string;
-  state: RunState;
-  origin: "schedule" | "catch_up" | "manual" | "backfill";
-  attempts: number;
-  maxAttempts: number;
-  leaseOwner: string | null;
-  leaseExpiresAt: string | null;
-  startedAt: string | null;
-  finishedAt: string | null;
-  lastError: string | null;
-  /** `cancelled` and `discarded`: an operator settled the run by hand (lib/runs/operator-skip.ts). */
-  skipReason: "missed" | "coalesced" | "too_late" | "overlap" | "paused" | "deleted" | OperatorSkipReason | null;
-  skippedUntil: string | null;
-  skippedCount: number | null;
-  coalescedInto: string | null;
-  createdAt: string;
-  /** The worker of the latest attempt, if any. */
-  workerId: string | null;
-  /**
-   * Set while the run is due and pending but no live worker serves its handler (routing: it waits,
-   * no attempt used, until one does): the handler and when the run started waiting (its run_after).
-   */
-  unservedHandler: UnservedHandler | null;
-};
-
-export type AttemptView = {
-  attempt: number;
-  workerId: string;
-  startedAt: string;
-  finishedAt: string | null;
-  outcome: "succeeded" | "failed" | "timed_out" | "lease_expired" | "aborted";
-  error: string | null;
-  durationMs: number | null;
-  /** What the attempt left for an operator (lib/runs/output.ts), masked and bounded; null when it left nothing. */
-  output: AttemptOutputView | null;
-};
+export const runViewSchema = z
+  .object({
+    id: z.number().int(),
+    scheduleId: z.number().int(),
+    scheduleName: z.string(),
+    scheduledFor: instant,
+    dueAt: instant,
+    runAfter: instant,
+    state: z.enum(runState.enumValues),
+    origin: z.enum(runOrigin.enumValues),
+    attempts: z.number().int(),
+    maxAttempts: z.number().int(),
+    leaseOwner: z.string().nullable(),
+    leaseExpiresAt: instant.nullable(),
+    startedAt: instant.nullable(),
+    finishedAt: instant.nullable(),
+    lastError: z.string().nullable(),
+    /** `cancelled` and `discarded`: an operator settled the run by hand (lib/runs/operator-skip.ts). */
+    skipReason: z.enum(skipReason.enumValues).nullable(),
+    skippedUntil: instant.nullable(),
+    skippedCount: z.number().int().nullable(),
+    coalescedInto: instant.nullable(),
+    createdAt: instant,
+    /** The worker of the latest attempt, if any. */
+    workerId: z.string().nullable(),
+    /**
+     * Set while the run is due and pending but no live worker serves its handler (routing: it waits,
+     * no attempt used, until one does): the handler and when the run started waiting (its run_after).
+     */
+    unservedHandler: unservedHandlerSchema.nullable(),
+    /**
+     * Running with a live lease far past its schedule's timeout or usual duration (lib/runs/stuck.ts),
+     * and since when; false and null otherwise.
+     */
+    stuck: z.boolean(),
+    stuckSince: instant.nullable(),
+  })
+  .strict();
+export type RunView = z.infer<typeof runViewSchema>;
 
 /** An attempt's output as the API shows it: the handler's result (JSON), its ctx.log lines, a program's stdout and stderr tails. */
-export type AttemptOutputView = { result: unknown; log: LogLine[]; stdout: string | null; stderr: string | null };
+export const attemptOutputViewSchema = z.object({ result: z.unknown(), log: z.array(logLineSchema), stdout: z.string().nullable(), stderr: z.string().nullable() }).strict();
+export type AttemptOutputView = z.infer<typeof attemptOutputViewSchema>;
 
-export type RunDetail = RunView & { idempotencyKey: string; scheduleHandler: string; scheduleDeleted: boolean; attemptsList: AttemptView[] };
+export const attemptViewSchema = z
+  .object({
+    attempt: z.number().int(),
+    workerId: z.string(),
+    startedAt: instant,
+    finishedAt: instant.nullable(),
+    outcome: z.enum(attemptOutcome.enumValues),
+    error: z.string().nullable(),
+    durationMs: z.number().nullable(),
+    /** What the attempt left for an operator (lib/runs/output.ts), masked and bounded; null when it left nothing. */
+    output: attemptOutputViewSchema.nullable(),
+  })
+  .strict();
+export type AttemptView = z.infer<typeof attemptViewSchema>;
 
-export type RunPage = { runs: RunView[]; nextCursor: string | null };
+/** GET /api/runs/{id}: a run with its idempotency key, its schedule's handler and every attempt, oldest first. */
+export const runDetailSchema = runViewSchema
+  .extend({
+    idempotencyKey: z.string(),
+    scheduleHandler: z.string(),
+    scheduleDeleted: z.boolean(),
+    /** A manual run's own payload (run now with a payload), secrets masked; null when it runs with the schedule's. */
+    payloadOverride: z.unknown(),
+    attemptsList: z.array(attemptViewSchema),
+  })
+  .strict();
+export type RunDetail = z.infer<typeof runDetailSchema>;
+
+/** One page of a run list, newest slot first; `nextCursor` fetches the next. */
+export const runPageSchema = z.object({ runs: z.array(runViewSchema), nextCursor: z.string().nullable() }).strict();
+export type RunPage = z.infer<typeof runPageSchema>;
 
 export const RUN_STATES: RunState[] = ["pending", "running", "done", "dead", "skipped"];
 export const MAX_PAGE = 200;
@@ -131,16 +161,8 @@ type RunRow = {
 
 const iso = (d: Date | null) => (d ? new Date(d).toISOString() : null);
 
-/** Fill in the skip reason of runs an operator cancelled or discarded (stored in their audit entry for now: lib/runs/operator-skip.ts). */
-async function withOperatorSkips<T extends RunView>(db: Db, views: T[]): Promise<T[]> {
-  const unexplained = views.filter((v) => v.state === "skipped" && v.skipReason === null);
-  if (unexplained.length === 0) return views;
-  const reasons = await operatorSkipReasons(db, unexplained);
-  for (const v of unexplained) v.skipReason = reasons.get(v.id) ?? null;
-  return views;
-}
-
-function toRunView(r: RunRow, unserved: Set<string>): RunView {
+function toRunView(r: RunRow, unserved: Set<string>, stuck: Map<number, StuckRun>): RunView {
+  const stuckRun = stuck.get(Number(r.id));
   return {
     id: Number(r.id),
     scheduleId: Number(r.schedule_id),
@@ -164,13 +186,17 @@ function toRunView(r: RunRow, unserved: Set<string>): RunView {
     createdAt: iso(r.created_at)!,
     workerId: r.worker_id,
     unservedHandler: r.waiting && unserved.has(r.handler) ? { handler: r.handler, since: iso(r.run_after) } : null,
+    stuck: stuckRun !== undefined,
+    stuckSince: stuckRun?.since ?? null,
   };
 }
 
-/** The runs' views, with which of the waiting ones' handlers no live worker serves (one query). */
+/** The runs' views, with which of the waiting ones' handlers no live worker serves and which running ones are stuck (a query each). */
 async function toRunViews(db: Db, rows: RunRow[]): Promise<RunView[]> {
   const unserved = await unservedHandlers(db, rows.filter((r) => r.waiting).map((r) => r.handler));
-  return withOperatorSkips(db, rows.map((r) => toRunView(r, unserved)));
+  const running = rows.filter((r) => r.state === "running").map((r) => ({ id: Number(r.id), scheduleId: Number(r.schedule_id), scheduledForText: r.sf_text }));
+  const stuck = await stuckRuns(db, running);
+  return rows.map((r) => toRunView(r, unserved, stuck));
 }
 
 /** The columns every run read adds to run_status's: its handler and whether it is due and pending. */
@@ -242,8 +268,9 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
 
 /** One run with its attempts (oldest first) and the idempotency key its handler receives. */
 export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
-  const r = await db.execute<RunRow & { handler: string; deleted_at: Date | null }>(sql`
-    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, ${WAITING}, s.deleted_at
+  const r = await db.execute<RunRow & { handler: string; deleted_at: Date | null; payload_override: unknown }>(sql`
+    SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, ${WAITING}, s.deleted_at,
+      (SELECT x.payload_override FROM runs x WHERE x.id = r.id) AS payload_override
     FROM run_status r JOIN schedules s ON s.id = r.schedule_id
     WHERE r.id = ${id}`);
   const row = r.rows[0];
@@ -271,6 +298,7 @@ export async function getRunDetail(db: Db, id: number): Promise<RunDetail> {
     idempotencyKey: idempotencyKey(view.scheduleId, new Date(row.scheduled_for), view.origin, view.id),
     scheduleHandler: row.handler,
     scheduleDeleted: row.deleted_at !== null,
+    payloadOverride: row.payload_override === null || row.payload_override === undefined ? null : maskSecrets(row.payload_override),
     attemptsList: a.rows.map((x) => ({
       attempt: x.attempt,
       workerId: x.worker_id,

@@ -1,11 +1,11 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { intArray, prepare, runPrepared } from "../db/prepared";
-import { SERVED, servedParam } from "./claim/served";
+import { QUEUED, queuesParam, SERVED, servedParam } from "./claim/served";
 
 /**
  * How long until the next pending run in these partitions (null = every partition), of the handlers
- * the worker serves (null = all), comes due, in
+ * and queues the worker serves (null = all), comes due, in
  * milliseconds of the database's clock, or null when none is pending ahead of it. The claim loop
  * asks after a pass that found less than it could take, and sleeps until then when that is sooner
  * than its poll interval: the top of the hour starts at its due instant, not up to a poll interval
@@ -23,12 +23,16 @@ const NEXT_DUE = prepare("sk_next_due", sql`
     ARRAY(SELECT generate_series(0, coalesce((SELECT partitions FROM cluster WHERE id = 1), 16) - 1)))) AS p(partition)
   CROSS JOIN LATERAL (
     SELECT q.run_after FROM run_queue q
-    WHERE q.state = 'pending' AND q.partition = p.partition AND q.run_after > (SELECT now FROM clock) AND ${SERVED}
+    WHERE q.state = 'pending' AND q.partition = p.partition AND q.run_after > (SELECT now FROM clock) AND ${SERVED} AND ${QUEUED}
     ORDER BY q.run_after
     LIMIT 1
   ) n`);
 
-export async function nextDueInMs(db: Db, partitions: number[] | null, handlers?: readonly string[] | null): Promise<number | null> {
-  const { rows } = await runPrepared<{ in_ms: number | null }>(db, NEXT_DUE, { partitions: partitions === null ? null : intArray(partitions), handlers: servedParam(handlers) });
+export async function nextDueInMs(db: Db, partitions: number[] | null, handlers?: readonly string[] | null, queues?: readonly string[] | null): Promise<number | null> {
+  const { rows } = await runPrepared<{ in_ms: number | null }>(db, NEXT_DUE, {
+    partitions: partitions === null ? null : intArray(partitions),
+    handlers: servedParam(handlers),
+    queues: queuesParam(queues),
+  });
   return rows[0]?.in_ms ?? null;
 }

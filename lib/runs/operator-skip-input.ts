@@ -4,7 +4,8 @@ import { AppError } from "../errors";
 /** The most an operator's reason for cancelling or discarding a run may hold. */
 export const SKIP_REASON_MAX_CHARS = 500;
 
-const body = z
+/** The optional body of POST /api/runs/{id}/cancel and /discard. */
+export const operatorSkipBodySchema = z
   .object({
     reason: z
       .string({ error: "reason must be a string" })
@@ -17,7 +18,7 @@ const body = z
 
 /** The body of POST /api/runs/{id}/cancel and /discard: `{ reason? }`, or none at all. 400 naming the field otherwise. */
 export function parseOperatorSkipBody(raw: unknown): { reason: string | null } {
-  const parsed = body.safeParse(raw);
+  const parsed = operatorSkipBodySchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     if (issue.code === "unrecognized_keys") throw new AppError("invalid", `unknown field "${issue.keys[0]}"; the body is { reason? }`, issue.keys[0]);

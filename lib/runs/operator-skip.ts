@@ -4,29 +4,30 @@
  * statement, so it is neither claimable nor counted as dead: a schedule whose dead runs are all
  * discarded stops failing (lib/health/schedule-health.ts counts dead queue rows), and its failing
  * alert resolves on the next evaluation. Who did it and why is the audit entry (`run.cancel`,
- * `run.discard`), written in the same transaction.
- *
- * Interim: the `skip_reason` enum has no `cancelled` or `discarded` value yet, and adding one is a
- * migration. Until then the row is skipped with no skip_reason, and `operatorSkipReasons` reads the
- * reason back from the audit entry for the API's `skipReason`. With the enum values in place, the
- * UPDATE below sets skip_reason itself and the look-up goes.
+ * `run.discard`), written in the same transaction; the run's own skip_reason says which
+ * (`cancelled`, `discarded`).
  */
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import { recordAudit, type Actor } from "../audit/record";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 
 export type OperatorSkipKind = "cancel" | "discard";
-export type OperatorSkipReason = "cancelled" | "discarded";
+/** The skip reasons an operator gives a run by hand. */
+export const OPERATOR_SKIP_REASONS = ["cancelled", "discarded"] as const;
+export type OperatorSkipReason = (typeof OPERATOR_SKIP_REASONS)[number];
 
 const RULES: Record<OperatorSkipKind, { from: "pending" | "dead"; reason: OperatorSkipReason; action: string; refusal: string }> = {
   cancel: { from: "pending", reason: "cancelled", action: "run.cancel", refusal: "only a pending run that no worker has started can be cancelled" },
   discard: { from: "dead", reason: "discarded", action: "run.discard", refusal: "only a dead run can be discarded" },
 };
 
-const REASON_OF_ACTION: Record<string, OperatorSkipReason> = { "run.cancel": "cancelled", "run.discard": "discarded" };
-
-export type OperatorSkipResult = { id: number; scheduleId: number; state: "skipped"; skipReason: OperatorSkipReason; reason: string | null };
+/** A run an operator cancelled or discarded: the `run` of the answer. */
+export const operatorSkipResultSchema = z
+  .object({ id: z.number().int(), scheduleId: z.number().int(), state: z.literal("skipped"), skipReason: z.enum(OPERATOR_SKIP_REASONS), reason: z.string().nullable() })
+  .strict();
+export type OperatorSkipResult = z.infer<typeof operatorSkipResultSchema>;
 
 /**
  * Cancel (pending → skipped) or discard (dead → skipped) run `id`, with the operator's `reason`.
@@ -36,6 +37,7 @@ export type OperatorSkipResult = { id: number; scheduleId: number; state: "skipp
 export async function skipRunByOperator(db: Db, id: number, kind: OperatorSkipKind, actor: Actor, reason: string | null = null): Promise<OperatorSkipResult> {
   const rule = RULES[kind];
   const from = sql.raw(`'${rule.from}'`);
+  const skipped = sql.raw(`'${rule.reason}'`);
   return db.transaction(async (tx) => {
     // The queue row is locked first, as every writer of an unfinished run does; a worker's claim
     // skips a locked row, and a row claimed meanwhile no longer matches the state and is left alone.
@@ -53,7 +55,7 @@ export async function skipRunByOperator(db: Db, id: number, kind: OperatorSkipKi
       unqueued AS (
         DELETE FROM run_queue q USING target t WHERE q.ctid = t.ctid
       )
-      UPDATE runs r SET state = 'skipped', finished_at = sk_now(), skipped_until = r.scheduled_for, skipped_count = 1
+      UPDATE runs r SET state = 'skipped', skip_reason = ${skipped}, finished_at = sk_now(), skipped_until = r.scheduled_for, skipped_count = 1
       FROM target t
       WHERE r.id = t.id
       RETURNING r.id, r.schedule_id, r.attempts, r.last_error`);
@@ -74,22 +76,4 @@ export async function skipRunByOperator(db: Db, id: number, kind: OperatorSkipKi
     });
     return { id, scheduleId: Number(row.schedule_id), state: "skipped", skipReason: rule.reason, reason };
   });
-}
-
-/**
- * The skip reasons of runs an operator cancelled or discarded, by run id, read from their audit
- * entries (through the audit log's index on schedule). Pass only skipped runs that have no
- * skip_reason of their own: no other skip leaves it empty.
- */
-export async function operatorSkipReasons(db: Pick<Db, "execute">, runs: { id: number; scheduleId: number }[]): Promise<Map<number, OperatorSkipReason>> {
-  const out = new Map<number, OperatorSkipReason>();
-  if (runs.length === 0) return out;
-  const r = await db.execute<{ target_id: string; action: string }>(sql`
-    SELECT DISTINCT ON (target_id) target_id, action FROM audit_log
-    WHERE schedule_id = ANY(${sql.param([...new Set(runs.map((x) => x.scheduleId))])}::bigint[])
-      AND target_type = 'run' AND target_id = ANY(${sql.param(runs.map((x) => String(x.id)))}::text[])
-      AND action IN ('run.cancel', 'run.discard')
-    ORDER BY target_id, at DESC, id DESC`);
-  for (const x of r.rows) out.set(Number(x.target_id), REASON_OF_ACTION[x.action]);
-  return out;
 }

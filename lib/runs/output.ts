@@ -8,6 +8,7 @@
  *   tail of 100 KB of stdout              → "[… 102400 bytes written; the earlier ones are not kept]\n" + the last 64 KB
  */
 import { formatWithOptions } from "node:util";
+import { z } from "zod";
 import { maskOutputValue, maskText } from "../security/mask";
 
 /** Largest result kept, in bytes of JSON; a larger one is kept as a truncation marker with its head. */
@@ -64,7 +65,8 @@ export function boundResult(value: unknown, secrets: readonly string[]): string 
 }
 
 /** A ctx.log line as kept: when, level, message and the fields it was given (the run's own bindings left out). */
-export type LogLine = { time: string; level: string; msg?: string } & Record<string, unknown>;
+export const logLineSchema = z.object({ time: z.string(), level: z.string(), msg: z.string().optional() }).catchall(z.unknown());
+export type LogLine = z.infer<typeof logLineSchema>;
 
 const serializeError = (err: Error): Record<string, unknown> => ({ type: err.name, message: err.message, ...(err.stack ? { stack: err.stack } : {}) });
 

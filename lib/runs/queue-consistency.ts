@@ -11,7 +11,7 @@ export type QueueMismatches = {
   wrongState: number;
   /** Runs with more than one queue row. */
   duplicated: number;
-  /** Queue rows whose copy of their schedule's settings (overlap, name, lease, and handler, payload and retry through run_settings) is out of date. */
+  /** Queue rows whose copy of their schedule's settings (claim rule, name, lease, queue, max lateness bound, and handler, payload and retry through run_settings) is out of date. */
   staleCopies: number;
 };
 
@@ -30,10 +30,17 @@ export async function findQueueMismatches(db: Pick<Db, "execute">): Promise<Queu
       (SELECT count(*) FROM run_queue q JOIN runs r ON r.id = q.run_id
          WHERE (q.state = 'dead') <> (r.state = 'dead') AND r.state NOT IN ('done', 'skipped'))::int AS wrong_state,
       (SELECT count(*) FROM (SELECT run_id FROM run_queue GROUP BY run_id HAVING count(*) > 1) d)::int AS duplicated,
-      (SELECT count(*) FROM run_queue q JOIN schedules s ON s.id = q.schedule_id
+      -- A manual run with its own payload has its own settings row: the schedule's in all but the payload.
+      (SELECT count(*) FROM run_queue q JOIN schedules s ON s.id = q.schedule_id JOIN runs r ON r.id = q.run_id
          LEFT JOIN run_settings rs ON rs.id = q.settings_id
-         WHERE (q.overlap, q.schedule_name, q.lease_seconds, q.settings_id, rs.handler, rs.payload, rs.retry_max_attempts, rs.retry_base_seconds, rs.retry_cap_seconds)
-           IS DISTINCT FROM (s.overlap, s.name, s.lease_seconds, s.settings_id, s.handler, s.payload, s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds))::int AS stale_copies`);
+         -- A never-attempted run waiting at its due time carries its slot's max lateness bound.
+         WHERE (q.overlap, q.schedule_name, q.lease_seconds, CASE WHEN r.payload_override IS NULL THEN q.settings_id END, q.queue,
+                rs.handler, rs.payload, rs.retry_max_attempts, rs.retry_base_seconds, rs.retry_cap_seconds, rs.timeout_seconds,
+                CASE WHEN q.state = 'pending' AND q.attempts = 0 AND q.run_after = r.due_at THEN q.latest_start_at END)
+           IS DISTINCT FROM (sk_claim_rule(s.overlap, s.max_concurrent, EXISTS (SELECT 1 FROM handler_limits hl WHERE hl.handler = s.handler)),
+             s.name, s.lease_seconds, CASE WHEN r.payload_override IS NULL THEN s.settings_id END, s.queue,
+             s.handler, coalesce(r.payload_override, s.payload), s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, s.timeout_seconds,
+             CASE WHEN q.state = 'pending' AND q.attempts = 0 AND q.run_after = r.due_at THEN sk_latest_start(q.origin, r.due_at, s.max_lateness_seconds) END))::int AS stale_copies`);
   const row = r.rows[0];
   return { missing: row.missing, orphaned: row.orphaned, wrongState: row.wrong_state, duplicated: row.duplicated, staleCopies: row.stale_copies };
 }

@@ -17,8 +17,8 @@ describe("run_queue statistics and the hot statements' cached plans", () => {
 
   it("a claim first planned on an empty queue scans the whole queue until it is analysed, then finds its rows by TID", async () => {
     const claim = preparedStatements.find((s) => s.name.startsWith("sk_claim_") && s.params.some((p) => (p as { name?: string }).name === "partition"))!;
-    // The statement's parameters in its own order; handlers null: a worker serving every handler.
-    const values: Record<string, string> = { partition: "0", limit: "500", workerId: "'w'", handlers: "NULL" };
+    // The statement's parameters in its own order; handlers and queues null: a worker serving every handler and queue.
+    const values: Record<string, string> = { partition: "0", limit: "500", workerId: "'w'", handlers: "NULL", queues: "NULL" };
     const args = claim.params.map((p) => values[(p as { name: string }).name]).join(", ");
     const client = await t.pool.connect();
     const scans = async () => {

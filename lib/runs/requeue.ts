@@ -1,9 +1,16 @@
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import { recordAudit, type Actor } from "../audit/record";
 import type { Db } from "../db/client";
 
 /** The channel workers LISTEN on to wake early when a run becomes due (they never rely on it). */
 export const RUNS_CHANNEL = "slotkeeper_runs";
+
+/** POST /api/runs/requeue's body: the runs to re-queue, 1 to 1000 of them. */
+export const requeueBodySchema = z.object({ ids: z.array(z.number().int().positive()).min(1).max(1000) });
+/** What a re-queue of a selection did: which runs it re-queued, which were not dead, which do not exist. */
+export const requeueResultSchema = z.object({ requeued: z.array(z.number().int()), notDead: z.array(z.number().int()), missing: z.array(z.number().int()) }).strict();
+export type RequeueResult = z.infer<typeof requeueResultSchema>;
 
 /**
  * Put dead runs back to pending, due now, with a fresh allowance of attempts (the schedule's
@@ -11,7 +18,7 @@ export const RUNS_CHANNEL = "slotkeeper_runs";
  * transaction, with one audit entry per run. Ids that are not dead (or do not exist) come back
  * in `notDead`; `missing` lists the ones that do not exist at all.
  */
-export async function requeueRuns(db: Db, ids: number[], actor: Actor): Promise<{ requeued: number[]; notDead: number[]; missing: number[] }> {
+export async function requeueRuns(db: Db, ids: number[], actor: Actor): Promise<RequeueResult> {
   const unique = [...new Set(ids)];
   if (unique.length === 0) return { requeued: [], notDead: [], missing: [] };
   return db.transaction(async (tx) => {

@@ -6,14 +6,18 @@
  * schedule's oldest due run) started waiting. Live is the workers page's rule (lib/workers/liveness.ts).
  */
 import { sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { liveWorker } from "../workers/liveness";
+import { servesHandler } from "../workers/serves";
 
-export type UnservedHandler = { handler: string; since: string | null };
+/** `{ handler, since }` on a run or schedule whose handler no live worker serves. */
+export const unservedHandlerSchema = z.object({ handler: z.string(), since: z.string().nullable() }).strict();
+export type UnservedHandler = z.infer<typeof unservedHandlerSchema>;
 
 /** SQL: true when no live worker serves the handler named by `handler` (a text expression). */
 export function unservedSql(handler: SQL): SQL {
-  return sql`NOT EXISTS (SELECT 1 FROM workers lw WHERE ${liveWorker("lw")} AND lw.handlers @> jsonb_build_array(jsonb_build_object('name', ${handler})))`;
+  return sql`NOT EXISTS (SELECT 1 FROM workers lw WHERE ${liveWorker("lw")} AND ${servesHandler("lw", handler)})`;
 }
 
 /** Of these handler names, the ones no live worker serves. */

@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { recordAudit, type Actor } from "../audit/record";
 import { AppError } from "../errors";
@@ -10,7 +11,13 @@ import { countSlotsBetween, slotsBetween } from "./timing";
 /** A backfill request: every slot in [from, to]; dryRun only counts. */
 export type BackfillRequest = { from: string | Date; to: string | Date; dryRun?: boolean };
 /** What a backfill did (or, with dryRun, would do). */
-export type BackfillResult = { dryRun: boolean; slots: number; existing: number; created: number; from: string; to: string };
+/** POST /api/schedules/{name}/backfill's body. */
+export const backfillBodySchema = z.object({ from: z.string({ error: "from is required (ISO 8601)" }), to: z.string({ error: "to is required (ISO 8601)" }), dryRun: z.boolean().optional() }).strict();
+
+export const backfillResultSchema = z.object({ dryRun: z.boolean(), slots: z.number().int(), existing: z.number().int(), created: z.number().int(), from: z.string(), to: z.string() }).strict();
+export type BackfillResult = z.infer<typeof backfillResultSchema>;
+/** The route's answer: on a dry run `created` is 0 and `wouldCreate` the count. */
+export const backfillAnswerSchema = backfillResultSchema.extend({ wouldCreate: z.number().int().optional() }).strict();
 
 function instant(v: unknown, field: "from" | "to"): Date {
   const d = typeof v === "string" || v instanceof Date ? new Date(v) : new Date(Number.NaN);

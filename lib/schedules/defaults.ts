@@ -5,7 +5,8 @@
  * (lib/client/schedule-form-values.ts). Browser-safe: a plain constant.
  *
  * The design's contract: timezone UTC, catch-up latest, no max lateness, no jitter, overlap
- * allowed, a 60 s lease, enabled; retries up to 6 attempts with backoff from 30 s capped at 900 s.
+ * allowed, a 60 s lease, enabled; retries up to 6 attempts with backoff from 30 s capped at 900 s;
+ * no attempt timeout.
  */
 export const SCHEDULE_DEFAULTS = {
   description: "",
@@ -20,4 +21,7 @@ export const SCHEDULE_DEFAULTS = {
   enabled: true,
   tags: [] as string[],
   owner: null,
+  timeoutSeconds: null,
+  queue: "default",
+  maxConcurrent: null,
 } as const;

@@ -18,6 +18,8 @@ export const DEFAULT_PAYLOAD_MAX_BYTES = 64 * 1024;
 const DAY = 86_400;
 /** The longest interval, lateness or health threshold we accept: one year; anything longer is a typo. */
 export const MAX_DURATION_SECONDS = 366 * DAY;
+/** The longest attempt timeout we accept: a day (as the `command` handler's own payload.timeoutSeconds). */
+export const MAX_TIMEOUT_SECONDS = DAY;
 /** Jitter spreads a schedule's due time over at most this window. */
 export const MAX_JITTER_SECONDS = 3600;
 
@@ -25,6 +27,10 @@ export const NAME_PATTERN = /^[A-Za-z0-9](?:[A-Za-z0-9 ._:-]*[A-Za-z0-9._:-])?$/
 /** A tag: 1–64 letters, digits and . _ : - (no spaces, so a list of tags reads as words and fits a URL). */
 export const TAG_PATTERN = /^[A-Za-z0-9._:-]{1,64}$/;
 export const MAX_TAGS = 20;
+/** A queue: 1–64 letters, digits and . _ : -, starting with a letter or digit (SLOTKEEPER_QUEUES uses the same rule). */
+export const QUEUE_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+/** The largest maxConcurrent a schedule may have. */
+export const MAX_CONCURRENT = 10_000;
 
 const seconds = (min: number, max: number, what: string) =>
   z
@@ -73,6 +79,15 @@ const fields = {
     .max(MAX_TAGS, { error: `at most ${MAX_TAGS} tags` })
     .refine((t) => new Set(t).size === t.length, { error: "tags must not repeat" }),
   owner: z.string({ error: "owner must be a string" }).trim().min(1, { error: "owner is empty (leave it out or send null)" }).max(200, { error: "owner must be at most 200 characters" }).nullable(),
+  /** How long one attempt may run before the worker aborts it; null: no limit but the lease. */
+  timeoutSeconds: seconds(1, MAX_TIMEOUT_SECONDS, "timeoutSeconds").nullable(),
+  queue: z.string({ error: "queue must be a string" }).regex(QUEUE_PATTERN, { error: "queue is 1 to 64 letters, digits and . _ : -, starting with a letter or digit" }),
+  maxConcurrent: z
+    .number({ error: "maxConcurrent must be a whole number, or null for no limit" })
+    .int({ error: "maxConcurrent must be a whole number" })
+    .min(1, { error: "maxConcurrent must be at least 1 (null: no limit)" })
+    .max(MAX_CONCURRENT, { error: `maxConcurrent must be at most ${MAX_CONCURRENT}` })
+    .nullable(),
 };
 
 /** A create body's retry policy: any subset, each missing part the default (SCHEDULE_DEFAULTS). */
@@ -109,6 +124,9 @@ export const scheduleCreateSchema = z
     backlogAfterSeconds: fields.backlogAfterSeconds.default(null),
     tags: fields.tags.default(() => [...SCHEDULE_DEFAULTS.tags]),
     owner: fields.owner.default(SCHEDULE_DEFAULTS.owner),
+    timeoutSeconds: fields.timeoutSeconds.default(SCHEDULE_DEFAULTS.timeoutSeconds),
+    queue: fields.queue.default(SCHEDULE_DEFAULTS.queue),
+    maxConcurrent: fields.maxConcurrent.default(SCHEDULE_DEFAULTS.maxConcurrent),
   })
   .strict();
 
@@ -183,6 +201,16 @@ export function validateHandlerPayload(handler: string, payload: unknown): void 
 }
 
 /**
+ * maxConcurrent above 1 contradicts an overlap policy of forbid or skip (which run one at a time):
+ * refused naming maxConcurrent. Checked on a create body and, on an edit, on the merged schedule.
+ */
+export function validateConcurrency(s: { overlap?: string; maxConcurrent?: number | null }): void {
+  if (s.maxConcurrent != null && s.maxConcurrent > 1 && s.overlap !== undefined && s.overlap !== "allow") {
+    fail(`maxConcurrent ${s.maxConcurrent} needs overlap allow: overlap ${s.overlap} runs one at a time (leave maxConcurrent out, or set it to 1)`, "maxConcurrent");
+  }
+}
+
+/**
  * Validate a create or patch body: returns the typed input, or throws AppError("invalid", message,
  * field) where field is the camelCase path at fault ("cron", "retry.capSeconds", "payload").
  */
@@ -209,6 +237,8 @@ export function parseScheduleInput(body: unknown, mode: "create" | "patch", opts
     const max = opts.payloadMaxBytes ?? DEFAULT_PAYLOAD_MAX_BYTES;
     if (byteLength(JSON.stringify(input.payload)) > max) fail(`payload is larger than ${max} bytes of JSON`, "payload");
   }
+  // A patch is checked on save too, against the stored schedule (updateSchedule).
+  validateConcurrency(input);
   // A patch that does not name both is checked on save, against the stored schedule (updateSchedule).
   if (mode === "create" || (input.handler !== undefined && input.payload !== undefined)) validateHandlerPayload(input.handler!, input.payload);
   if (input.cron || input.everySeconds || input.timezone !== undefined) {

@@ -8,11 +8,12 @@ import { schedules, type Run, type Schedule } from "../db/schema";
 import { isUniqueViolation } from "../db/sql-errors";
 import { AppError } from "../errors";
 import { diffFields, recordAudit, type Actor } from "../audit/record";
-import { refuseMaskedPayload, restoreMasked } from "../security/mask";
+import { maskSecrets, refuseMaskedPayload, restoreMasked } from "../security/mask";
 import { NEVER, timingOf } from "./catch-up";
-import { validateHandlerPayload, validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
+import { validateConcurrency, validateHandlerPayload, validateTiming, type ScheduleCreateInput, type SchedulePatch } from "./input";
 import { firstSlotAtOrAfter } from "./timing";
 import { requireScheduleByName } from "./queries";
+import { retimedNextSlotAt } from "./retime-start";
 import { toScheduleView } from "./view";
 import { RUNS_CHANNEL } from "../runs/requeue";
 
@@ -33,7 +34,7 @@ function nameTaken(err: unknown): boolean {
   return isUniqueViolation(err) || isUniqueViolation((err as { cause?: unknown })?.cause);
 }
 
-/** The first slot at or after sk_now(): where a new or re-timed schedule's high-water mark starts. */
+/** The first slot at or after sk_now(): where a new schedule's high-water mark starts (a re-timed one's: ./retime-start.ts). */
 function firstSlotFrom(s: Pick<Schedule, "cron" | "everySeconds" | "timezone">, now: Date): Date {
   return firstSlotAtOrAfter(timingOf(s), now) ?? NEVER;
 }
@@ -76,6 +77,9 @@ export async function createScheduleIn(tx: Tx, input: ScheduleCreateInput, actor
       backlogAfterSeconds: input.backlogAfterSeconds,
       tags: input.tags,
       owner: input.owner,
+      timeoutSeconds: input.timeoutSeconds,
+      queue: input.queue,
+      maxConcurrent: input.maxConcurrent,
       ...(managed ? { managedBy: managed.by, managedSpec: managed.spec } : {}),
       nextSlotAt: firstSlotFrom(timing, now),
       partition: 0,
@@ -115,7 +119,8 @@ async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
 
 /**
  * Apply a patch under optimistic concurrency: `expectedVersion` must be the stored version (else 409
- * on "version"). Changing the timing restarts the high-water mark at the first new slot after sk_now().
+ * on "version"). Changing the timing restarts the high-water mark at the first new slot at or after
+ * sk_now() and after every slot time already covered (./retime-start.ts).
  */
 export async function updateSchedule(db: Db, name: string, patch: SchedulePatch, expectedVersion: number | undefined, actor: Actor): Promise<Schedule> {
   try {
@@ -145,10 +150,12 @@ export async function updateScheduleIn(tx: Tx, name: string, patch: SchedulePatc
     timezone: patch.timezone ?? before.timezone,
   };
   validateTiming(timing);
+  validateConcurrency({ overlap: patch.overlap ?? before.overlap, maxConcurrent: patch.maxConcurrent === undefined ? before.maxConcurrent : patch.maxConcurrent });
   if (patch.handler !== undefined || patch.payload !== undefined) validateHandlerPayload(patch.handler ?? before.handler, patch.payload ?? before.payload);
   const timingChanged = timing.cron !== before.cron || timing.everySeconds !== before.everySeconds || timing.timezone !== before.timezone;
   const values: Partial<Schedule> = {
-    ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner"]),
+    ...pick(patch, ["name", "description", "handler", "payload", "catchUp", "maxLatenessSeconds", "jitterSeconds", "overlap", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner", "queue", "maxConcurrent"]),
+    ...pick(patch, ["timeoutSeconds"]),
     ...timing,
     retryMaxAttempts: patch.retry?.maxAttempts ?? before.retryMaxAttempts,
     retryBaseSeconds: patch.retry?.baseSeconds ?? before.retryBaseSeconds,
@@ -164,7 +171,8 @@ export async function updateScheduleIn(tx: Tx, name: string, patch: SchedulePatc
   }
   const pausing = before.enabled && values.enabled === false;
   if (timingChanged || pausing) await rewindPendingSlots(tx, before.id);
-  if (timingChanged) values.nextSlotAt = firstSlotFrom(timing, now);
+  // After the withdrawal: the rows left say how much schedule time is covered already.
+  if (timingChanged) values.nextSlotAt = await retimedNextSlotAt(tx, before.id, timingOf(timing), now);
   const [after] = await tx.update(schedules).set(values).where(eq(schedules.id, before.id)).returning();
   // Diff the raw payloads so a changed secret is recorded as changed; recordAudit masks the values.
   const diff = diffFields({ ...toScheduleView(before), payload: before.payload } as Record<string, unknown>, { ...toScheduleView(after), payload: after.payload } as Record<string, unknown>);
@@ -257,18 +265,33 @@ export function resumeSchedule(db: Db, name: string, actor: Actor): Promise<Sche
   return setEnabled(db, name, true, actor);
 }
 
-/** Create one manual run now (origin 'manual', scheduled_for = sk_now()), distinct from every slot. */
-export async function runNow(db: Db, name: string, actor: Actor): Promise<Run> {
+/**
+ * Create one manual run now (origin 'manual', scheduled_for = sk_now()), distinct from every slot.
+ * `payload`, when given, is this run's in place of the schedule's (checked by the caller against the
+ * handler: lib/schedules/run-now-input.ts); the schedule and its cadence are left alone.
+ */
+export async function runNow(db: Db, name: string, actor: Actor, opts: { payload?: Record<string, unknown>; handler?: string } = {}): Promise<Run> {
   return db.transaction(async (tx) => {
     const s = await requireScheduleByName(tx, name, { lock: true });
+    // The payload was checked against the handler the caller read; an edit since may have changed it.
+    if (opts.payload !== undefined && opts.handler !== undefined && opts.handler !== s.handler) {
+      throw new AppError("conflict", `the schedule's handler changed to ${s.handler} meanwhile; check the payload against it and try again`, "payload");
+    }
+    const override = opts.payload === undefined ? null : JSON.stringify(opts.payload);
     const { rows } = await tx.execute<{ id: number }>(sql`
-      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts)
-      VALUES (${s.id}, ${s.partition}, sk_now(), sk_now(), sk_now(), 'pending', 'manual', ${s.retryMaxAttempts})
+      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, origin, max_attempts, payload_override)
+      VALUES (${s.id}, ${s.partition}, sk_now(), sk_now(), sk_now(), 'pending', 'manual', ${s.retryMaxAttempts}, ${override}::jsonb)
       RETURNING id`);
     const [run] = await tx.query.runs.findMany({ where: (r, { eq: e }) => e(r.id, rows[0].id) });
     // Wake idle workers at once rather than at their next poll (LISTEN is a hint, polling the rule).
     await tx.execute(sql`SELECT pg_notify(${RUNS_CHANNEL}, 'run-now')`);
-    await recordAudit(tx, actor, { action: "schedule.run_now", targetType: "run", targetId: run.id, scheduleId: s.id, after: { runId: run.id, scheduledFor: run.scheduledFor } });
+    await recordAudit(tx, actor, {
+      action: "schedule.run_now",
+      targetType: "run",
+      targetId: run.id,
+      scheduleId: s.id,
+      after: { runId: run.id, scheduledFor: run.scheduledFor, ...(opts.payload !== undefined ? { payload: maskSecrets(opts.payload) } : {}) },
+    });
     return run;
   });
 }

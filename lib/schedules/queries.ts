@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { schedules, type Schedule } from "../db/schema";
 import { AppError } from "../errors";
 import { getScheduleHealth, type ScheduleHealth } from "../health/schedule-health";
-import { toScheduleView, type ScheduleView } from "./view";
+import { toScheduleView, type ScheduleWithHealth } from "./view";
 
 type Reader = Pick<Db, "select">;
 
@@ -75,14 +75,18 @@ export async function listSchedules(db: Reader, o: ListSchedulesOptions = {}): P
 }
 
 /** Health numbers shown on a schedule and on the list (design: "A schedule's health"). */
-export type ScheduleHealthFields = Pick<ScheduleHealth, "sinceLastSuccessSeconds" | "deadRuns" | "oldestPendingAgeSeconds" | "status" | "unservedHandler">;
+export type ScheduleHealthFields = Pick<ScheduleHealth, "sinceLastSuccessSeconds" | "deadRuns" | "oldestPendingAgeSeconds" | "status" | "unservedHandler"> & {
+  /** A run of the schedule is stuck (lib/runs/stuck.ts), and since when; false and null otherwise. */
+  stuck: boolean;
+  stuckSince: string | null;
+};
 
 /** Schedules as API views with their health numbers, read in one pass over their ids. */
-export async function toScheduleViewsWithHealth(db: Db, rows: Schedule[], pollIntervalMs?: number): Promise<(ScheduleView & Partial<ScheduleHealthFields>)[]> {
+export async function toScheduleViewsWithHealth(db: Db, rows: Schedule[], pollIntervalMs?: number): Promise<ScheduleWithHealth[]> {
   const health = await getScheduleHealth(db, rows.map((r) => r.id));
   return rows.map((r) => {
     const h = health.get(r.id);
     const view = toScheduleView(r, pollIntervalMs);
-    return h ? { ...view, sinceLastSuccessSeconds: h.sinceLastSuccessSeconds, deadRuns: h.deadRuns, oldestPendingAgeSeconds: h.oldestPendingAgeSeconds, status: h.status, unservedHandler: h.unservedHandler } : view;
+    return h ? { ...view, sinceLastSuccessSeconds: h.sinceLastSuccessSeconds, deadRuns: h.deadRuns, oldestPendingAgeSeconds: h.oldestPendingAgeSeconds, status: h.status, unservedHandler: h.unservedHandler, stuck: h.stuckRun !== null, stuckSince: h.stuckRun?.since ?? null } : view;
   });
 }

@@ -1,54 +1,64 @@
+import { z } from "zod";
 import type { Schedule } from "../db/schema";
+import { scheduleHealthSchema } from "../health/schedule-health";
 import { NEVER } from "./catch-up";
 import { maskSecrets } from "../security/mask";
 import { DATABASE_OUTAGE_ALLOWANCE_SECONDS, worstCaseLatenessSeconds } from "./lateness";
 import { driftedFields } from "./as-code/drift";
+import { specOfRow } from "./as-code/spec";
+import { scheduleCreateSchema } from "./input";
 
-/** A schedule as the API shows it (camelCase; the design's body plus identity and bookkeeping). */
-export type ScheduleView = {
-  id: number;
-  name: string;
-  description: string;
-  handler: string;
-  payload: unknown;
-  cron: string | null;
-  everySeconds: number | null;
-  timezone: string;
-  catchUp: Schedule["catchUp"];
-  maxLatenessSeconds: number | null;
-  jitterSeconds: number;
-  overlap: Schedule["overlap"];
-  retry: { maxAttempts: number; baseSeconds: number; capSeconds: number };
-  leaseSeconds: number;
-  enabled: boolean;
-  /** The next slot the tick has not materialised yet; null when a cron expression never fires again. */
-  nextSlotAt: string | null;
-  partition: number;
-  lateAfterSeconds: number | null;
-  lateGraceSeconds: number | null;
-  backlogAfterSeconds: number | null;
-  tags: string[];
-  owner: string | null;
-  /** The `source` of the schedules file that last created or changed it; null for a console-made schedule. */
-  managedBy: string | null;
-  /** A managed schedule whose stored settings differ from what its file last applied (driftedFields says which). */
-  drifted: boolean;
-  driftedFields: string[];
-  /** Why it was paused by hand (an apply leaves it paused), and when the worker resumes it; null when not set. */
-  pausedNote: string | null;
-  resumeAt: string | null;
-  /**
-   * The latest a slot's first attempt starts, in seconds after the slot, while the database is up:
-   * jitter + 2 × poll interval + max(lease, 4) (lib/schedules/lateness.ts). It holds when workers
-   * die, freeze, lose connections or restart, given a free slot on a live worker.
-   */
-  worstCaseLatenessSeconds: number;
-  /** A database outage adds its own length plus up to this many seconds (the workers' reconnect back-off). */
-  databaseOutageAllowanceSeconds: number;
-  createdAt: string;
-  updatedAt: string;
-  version: number;
-};
+const spec = scheduleCreateSchema.shape;
+
+/**
+ * A schedule as the API shows it (camelCase): the create body's fields with the defaults applied
+ * and both timing fields present (one null), the same field list as the spec (lib/schedules/as-code/spec.ts),
+ * plus identity and bookkeeping.
+ */
+export const scheduleViewSchema = z
+  .object({
+    id: z.number().int(),
+    ...spec,
+    cron: spec.cron.unwrap().nullable(),
+    everySeconds: spec.everySeconds.unwrap().nullable(),
+    /** The payload with its secrets masked (lib/security/mask.ts). */
+    payload: z.unknown(),
+    /** The next slot the tick has not materialised yet; null when a cron expression never fires again. */
+    nextSlotAt: z.string().nullable(),
+    partition: z.number().int(),
+    /** The `source` of the schedules file that last created or changed it; null for a console-made schedule. */
+    managedBy: z.string().nullable(),
+    /** A managed schedule whose stored settings differ from what its file last applied (driftedFields says which). */
+    drifted: z.boolean(),
+    driftedFields: z.array(z.string()),
+    /** Why it was paused by hand (an apply leaves it paused), and when the worker resumes it; null when not set. */
+    pausedNote: z.string().nullable(),
+    resumeAt: z.string().nullable(),
+    /**
+     * The latest a slot's first attempt starts, in seconds after the slot, while the database is up:
+     * jitter + 2 × poll interval + max(lease, 4) (lib/schedules/lateness.ts). It holds when workers
+     * die, freeze, lose connections or restart, given a free slot on a live worker.
+     */
+    worstCaseLatenessSeconds: z.number(),
+    /** A database outage adds its own length plus up to this many seconds (the workers' reconnect back-off). */
+    databaseOutageAllowanceSeconds: z.number(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    version: z.number().int(),
+  })
+  .strict();
+export type ScheduleView = z.output<typeof scheduleViewSchema>;
+
+/** A schedule with its health numbers (lib/health/schedule-health.ts): every schedule answer of the API. */
+export const scheduleWithHealthSchema = scheduleViewSchema
+  .extend(scheduleHealthSchema.pick({ sinceLastSuccessSeconds: true, deadRuns: true, oldestPendingAgeSeconds: true, status: true, unservedHandler: true }).partial().shape)
+  .extend({
+    /** A run of the schedule is stuck (lib/runs/stuck.ts), and since when; false and null otherwise. */
+    stuck: z.boolean().optional(),
+    stuckSince: z.string().nullable().optional(),
+  })
+  .strict();
+export type ScheduleWithHealth = z.output<typeof scheduleWithHealthSchema>;
 
 const iso = (d: Date | string) => new Date(d).toISOString();
 
@@ -58,28 +68,12 @@ export function toScheduleView(row: Schedule, pollIntervalMs?: number): Schedule
   const drift = driftedFields(row);
   return {
     id: row.id,
-    name: row.name,
-    description: row.description,
-    handler: row.handler,
-    // Secrets (Authorization headers, passwords, tokens…) never leave the server in full.
+    // The body's fields are the spec's (one field list: lib/schedules/as-code/spec.ts), but
+    // secrets (Authorization headers, passwords, tokens…) never leave the server in full.
+    ...specOfRow(row),
     payload: maskSecrets(row.payload),
-    cron: row.cron,
-    everySeconds: row.everySeconds,
-    timezone: row.timezone,
-    catchUp: row.catchUp,
-    maxLatenessSeconds: row.maxLatenessSeconds,
-    jitterSeconds: row.jitterSeconds,
-    overlap: row.overlap,
-    retry: { maxAttempts: row.retryMaxAttempts, baseSeconds: row.retryBaseSeconds, capSeconds: row.retryCapSeconds },
-    leaseSeconds: row.leaseSeconds,
-    enabled: row.enabled,
     nextSlotAt: next.getTime() >= NEVER.getTime() ? null : next.toISOString(),
     partition: row.partition,
-    lateAfterSeconds: row.lateAfterSeconds,
-    lateGraceSeconds: row.lateGraceSeconds,
-    backlogAfterSeconds: row.backlogAfterSeconds,
-    tags: row.tags,
-    owner: row.owner,
     managedBy: row.managedBy ?? null,
     drifted: drift.length > 0,
     driftedFields: drift,

@@ -1,25 +1,33 @@
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { liveWorker } from "./liveness";
-import type { HandlerInfo } from "./registry";
+import { handlerInfoSchema, queueLoadSchema, type HandlerInfo, type QueueLoad } from "./registry";
 
 /** A worker as the console shows it. */
-export type WorkerView = {
-  id: string;
-  hostname: string;
-  pid: number;
-  concurrency: number;
-  handlers: HandlerInfo[];
-  startedAt: string;
-  lastHeartbeatAt: string;
-  stoppedAt: string | null;
-  inFlight: number;
-  status: "alive" | "silent" | "stopped";
-  partitions: number[];
-  version: string;
-  /** Which programs its `command` handler may run (SLOTKEEPER_COMMANDS): "all", these executables, or null when it does not run programs. */
-  commands: "all" | string[] | null;
-};
+export const workerViewSchema = z
+  .object({
+    id: z.string(),
+    hostname: z.string(),
+    pid: z.number().int(),
+    concurrency: z.number().int(),
+    handlers: z.array(handlerInfoSchema),
+    startedAt: z.string(),
+    lastHeartbeatAt: z.string(),
+    stoppedAt: z.string().nullable(),
+    inFlight: z.number().int(),
+    status: z.enum(["alive", "silent", "stopped"]),
+    partitions: z.array(z.number().int()),
+    version: z.string(),
+    /** Which programs its `command` handler may run (SLOTKEEPER_COMMANDS): "all", these executables, or null when it does not run programs. */
+    commands: z.union([z.literal("all"), z.array(z.string())]).nullable(),
+    /** The queues it serves (SLOTKEEPER_QUEUES): each one's concurrency, runs held and free slots at its last heartbeat. */
+    queues: z.array(queueLoadSchema.extend({ free: z.number().int() }).strict()),
+    /** Free slots in all: concurrency minus runs held at its last heartbeat (0 once it stopped). */
+    free: z.number().int(),
+  })
+  .strict();
+export type WorkerView = z.infer<typeof workerViewSchema>;
 
 /** Live workers first, then recently gone ones (last day), with the partitions each holds. */
 export async function listWorkers(db: Db): Promise<WorkerView[]> {
@@ -37,6 +45,7 @@ export async function listWorkers(db: Db): Promise<WorkerView[]> {
     partitions: number[] | null;
     version: string;
     commands: "all" | string[] | null;
+    queues: QueueLoad[] | null;
   }>(sql`
     SELECT w.*, ${liveWorker("w")} AS alive,
       (SELECT array_agg(pl.partition ORDER BY pl.partition) FROM partition_leases pl
@@ -59,5 +68,7 @@ export async function listWorkers(db: Db): Promise<WorkerView[]> {
     partitions: w.partitions ?? [],
     version: w.version,
     commands: w.commands ?? null,
+    queues: (w.queues ?? []).map((q) => ({ ...q, free: w.stopped_at ? 0 : Math.max(0, q.concurrency - q.inFlight) })),
+    free: w.stopped_at ? 0 : Math.max(0, w.concurrency - w.in_flight),
   }));
 }

@@ -1,7 +1,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../lib/db/client";
 import { BUILTIN_HANDLERS } from "../../lib/handlers/known";
-import { defineHandler, NonRetryableError } from "../../lib/handlers/types";
+import { defineHandler } from "../../lib/handlers/types";
 import { waitFor } from "../../lib/handlers/wait";
 
 const info = BUILTIN_HANDLERS.find((h) => h.name === "sql-ledger")!;
@@ -11,7 +11,10 @@ const info = BUILTIN_HANDLERS.find((h) => h.name === "sql-ledger")!;
  * the work ignores the abort signal, like a slow call that cannot be cancelled — how a paused
  * (zombie) worker ends up writing after its lease was taken over, which the fence then rejects.
  */
-export type LedgerPayload = { delayMs?: number; interruptible?: boolean };
+export type LedgerPayload = { delayMs?: number; interruptible?: boolean; holdConnections?: number; holdMs?: number };
+
+/** At most this many connections held at once by `holdConnections`. */
+export const LEDGER_MAX_HELD_CONNECTIONS = 64;
 
 /**
  * The article's pattern, runnable: one ledger row per slot, keyed by the idempotency key, written
@@ -28,6 +31,11 @@ export function sqlLedgerHandler(db: Db) {
     run: async (ctx) => {
       const delayMs = Number(ctx.payload?.delayMs ?? 0);
       if (delayMs > 0) await waitFor(delayMs, ctx.payload?.interruptible === false ? undefined : ctx.signal);
+      // A handler that hogs the database: `holdConnections` statements of `holdMs` each, at once, on
+      // the handlers' pool (the fault suite's pool exhaustion; more than the pool has, and they queue).
+      const hold = Math.min(LEDGER_MAX_HELD_CONNECTIONS, Math.max(0, Math.floor(Number(ctx.payload?.holdConnections ?? 0))));
+      const holdSeconds = Math.max(0, Number(ctx.payload?.holdMs ?? 0)) / 1000;
+      if (hold > 0 && holdSeconds > 0) await Promise.all(Array.from({ length: hold }, () => db.execute(sql`SELECT pg_sleep(${holdSeconds})`)));
       const r = await db.execute<{ writes: number }>(sql`
         INSERT INTO ledger (idempotency_key, schedule_id, scheduled_for, fencing_token, worker_id, created_at)
         SELECT ${ctx.idempotencyKey}, ${ctx.schedule.id}, ${ctx.slot.toISOString()}::timestamptz, ${ctx.fencingToken}, ${ctx.workerId}, sk_now()
@@ -44,7 +52,10 @@ export function sqlLedgerHandler(db: Db) {
         RETURNING writes`);
       if (r.rows.length === 0) {
         ctx.log.warn({ event: "ledger:write:rejected", idempotencyKey: ctx.idempotencyKey, fencingToken: ctx.fencingToken, aborted: ctx.signal.aborted });
-        throw new NonRetryableError(`ledger: attempt ${ctx.fencingToken} no longer holds ${ctx.idempotencyKey} (superseded or its lease expired); the write was refused`);
+        // Retryable: the run is not finished, only this attempt lost it. A lease that ran out (a
+        // freeze, a clock step, a silent network) leaves the run to a retry or a takeover, which
+        // writes with its own token; failing it for good would make a lost lease a dead run.
+        throw new Error(`ledger: attempt ${ctx.fencingToken} no longer holds ${ctx.idempotencyKey} (superseded or its lease expired); the write was refused`);
       }
       ctx.log.info({ event: "ledger:write:applied", idempotencyKey: ctx.idempotencyKey, fencingToken: ctx.fencingToken, writes: r.rows[0].writes });
       return { writes: r.rows[0].writes };

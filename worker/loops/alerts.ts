@@ -1,4 +1,5 @@
 import { evaluateAlerts } from "../../lib/alerts/evaluate";
+import { rollUpChartHours } from "../../lib/health/chart-hours";
 import type { Config } from "../../lib/config";
 import type { Db } from "../../lib/db/client";
 import type { Logger } from "../../lib/log";
@@ -15,7 +16,9 @@ export type AlertLoopOptions = {
 /**
  * Evaluate the health rules every SLOTKEEPER_ALERT_INTERVAL_SECONDS on every worker, so alerts
  * fire with no browser open; the pass itself makes sure one worker evaluates at a time and one
- * event is recorded per transition (lib/alerts/evaluate.ts).
+ * event is recorded per transition (lib/alerts/evaluate.ts). The same loop rolls the charts' hourly
+ * counts up (lib/health/chart-hours.ts), one worker at a time too: both are passes over what
+ * changed since the last one.
  */
 export function startAlertLoop(opts: AlertLoopOptions): Loop {
   const { db, log, config } = opts;
@@ -29,6 +32,7 @@ export function startAlertLoop(opts: AlertLoopOptions): Loop {
         log.info({ event: "alerts:transitions", firing: r.firing, resolved: r.resolved, reminders: r.reminders });
         opts.onEvents?.();
       }
+      await rollUpChartHours(db);
     },
   });
 }

@@ -2,6 +2,7 @@ import type { Db } from "../../lib/db/client";
 import type { Logger } from "../../lib/log";
 import { acquirePartitions, PARTITION_RENEW_MS, releasePartitions } from "../../lib/partitions/leases";
 import { setPartitionCount } from "../../lib/partitions/count";
+import { listSweepPartitions, type SweepPartition } from "../../lib/partitions/sweep";
 import { startLoop } from "./loop";
 
 /** Partition lease length: a dead worker's partitions change hands at most this long after it stopped renewing. */
@@ -38,6 +39,11 @@ export type PartitionsLoop = {
    * held() is (this worker cannot tell).
    */
   orphaned: () => number[];
+  /**
+   * Partitions held by a live worker that lacks some of this worker's handlers or queues, as of the
+   * last pass (lib/partitions/sweep.ts): it claims there what the holder cannot. [] while held() is.
+   */
+  sweep: () => SweepPartition[];
   /** Settles once this worker holds a partition, a pass failed, or PARTITION_READY_TIMEOUT_MS passed, so it starts claiming with its share. */
   ready: Promise<void>;
   stop: () => Promise<void>;
@@ -53,6 +59,7 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
   const marginMs = Math.min(opts.safetyMarginMs ?? 2_000, (leaseSeconds * 1000) / 3);
   let current: number[] = [];
   let orphans: number[] = [];
+  let sweep: SweepPartition[] = [];
   // Deadline on performance.now(): measured from when the renewal was sent, as the article says.
   let usableUntil = 0;
   let countApplied = opts.applyPartitionCount === undefined;
@@ -89,10 +96,19 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
       // We cannot know whether we still hold anything: stop using every partition now.
       current = [];
       orphans = [];
+      sweep = [];
       usableUntil = 0;
       opts.onChange?.(current);
       throw err;
     }
+    const sweepBefore = sweep.map((p) => `${p.partition}:${p.handlers}:${p.queues}`).join(" ");
+    // What the holders of the others lack: a failure here keeps the leases just renewed in use.
+    sweep = await listSweepPartitions(opts.db, opts.workerId, result.partitions).catch((err) => {
+      opts.log.warn({ event: "partitions:sweep:error", err });
+      return sweep;
+    });
+    const sweepChanged = sweepBefore !== sweep.map((p) => `${p.partition}:${p.handlers}:${p.queues}`).join(" ");
+    if (sweepChanged) opts.log.info({ event: "partitions:sweep", sweep });
     const before = `${current.join(",")}/${orphans.join(",")}`;
     current = result.held;
     orphans = result.orphaned;
@@ -103,17 +119,19 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
     if (result.orphaned.length > 0 && before.split("/")[1] !== orphans.join(",")) {
       opts.log.info({ event: "partitions:orphaned", orphaned: orphans });
     }
-    if (before !== `${current.join(",")}/${orphans.join(",")}`) opts.onChange?.(current);
+    if (sweepChanged || before !== `${current.join(",")}/${orphans.join(",")}`) opts.onChange?.(current);
   }
 
   return {
     held: () => (performance.now() < usableUntil ? current : []),
     orphaned: () => (performance.now() < usableUntil ? orphans : []),
+    sweep: () => (performance.now() < usableUntil ? sweep : []),
     ready,
     stop: async () => {
       await loop.stop();
       current = [];
       orphans = [];
+      sweep = [];
       usableUntil = 0;
       await releasePartitions(opts.db, opts.workerId).catch((err) => opts.log.warn({ event: "partitions:release:error", err }));
     },

@@ -1,6 +1,8 @@
 import type { Db } from "../../lib/db/client";
 import type { Logger } from "../../lib/log";
+import { deleteExpiredOidcLogins } from "../../lib/auth/oidc-logins";
 import { deleteExpiredSessions } from "../../lib/auth/sessions";
+import { deleteStaleLoginFailures } from "../../lib/auth/throttle";
 import { deleteExpiredRuns, type RetentionDefaults } from "../../lib/runs/retention";
 import { startLoop, type Loop } from "./loop";
 
@@ -28,7 +30,8 @@ export type RetentionLoopOptions = {
 };
 
 /**
- * Sweep expired runs (and expired console sessions): one statement (≤ 1,000 rows) at a time with a pause between, a whole sweep
+ * Sweep expired runs (and the expired rows of sign-in: console sessions, unfinished OpenID Connect
+ * sign-ins, failed-sign-in counts past their window): one statement (≤ 1,000 rows) at a time with a pause between, a whole sweep
  * per interval, only on the worker that holds partition 0 (an advisory lock guards hand-overs), and
  * held back while the worker has a backlog to claim.
  */
@@ -53,10 +56,16 @@ export function startRetentionLoop(opts: RetentionLoopOptions): Loop {
         await sleep(pauseMs);
       }
       if (total > 0) opts.log.info({ event: "retention:sweep:done", deleted: total });
-      // Console sessions that expired (lib/auth/sessions.ts): a row each, at most 1,000 a sweep.
+      // Sign-in rows that expired by the database clock, at most 1,000 of each a sweep: console
+      // sessions (lib/auth/sessions.ts), OpenID Connect sign-ins never finished
+      // (lib/auth/oidc-logins.ts) and failed-sign-in counts past the window (lib/auth/throttle.ts).
       if (!signal.aborted && opts.isSweeper()) {
         const sessions = await deleteExpiredSessions(opts.db);
         if (sessions > 0) opts.log.info({ event: "retention:sessions:done", deleted: sessions });
+        const oidcLogins = await deleteExpiredOidcLogins(opts.db);
+        if (oidcLogins > 0) opts.log.info({ event: "retention:oidc_logins:done", deleted: oidcLogins });
+        const loginFailures = await deleteStaleLoginFailures(opts.db);
+        if (loginFailures > 0) opts.log.info({ event: "retention:login_failures:done", deleted: loginFailures });
       }
     },
   });

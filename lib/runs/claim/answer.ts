@@ -18,6 +18,8 @@ export type ClaimedRun = {
   origin: "schedule" | "catch_up" | "manual" | "backfill";
   retry: RetryPolicy;
   maxAttempts: number;
+  /** The schedule's timeoutSeconds: the worker aborts the attempt once it has run this long (null: no limit but the lease). */
+  timeoutSeconds: number | null;
   /**
    * False when the payload certainly holds no `{ "$env": NAME }` reference (its JSON text names no
    * "$env"), so the worker may leave it unparsed until the handler reads it; otherwise the worker
@@ -30,6 +32,11 @@ export type ClaimedRun = {
    * the token too, or the finish falls back to the index.
    */
   queueTid: string;
+  /**
+   * The queue it was claimed for: set when the claim named queues (a worker always does), so the
+   * worker counts it against that queue's concurrency; undefined for claims of every queue.
+   */
+  queue?: string;
 };
 
 /** What one claim statement did to a row: only `running` rows are handed to handlers. */
@@ -43,7 +50,8 @@ export type Claimed = { claimed: ClaimedRun[]; settled: ClaimOutcome[]; exclusiv
  * (see CLAIMED). A group at the top of the hour holds most of a batch.
  */
 export type Group = {
-  state: ClaimOutcome["state"];
+  /** 'pending': runs the plain claim locked but refused, past their max lateness (too-late.ts), each an id and a tid. */
+  state: ClaimOutcome["state"] | "pending";
   handler: string | null;
   /** The payload's JSON text: parsed once per run. */
   payload: string | null;
@@ -52,6 +60,7 @@ export type Group = {
   retry_max_attempts: number | null;
   retry_base_seconds: number | null;
   retry_cap_seconds: number | null;
+  timeout_seconds: number | null;
   max_attempts: number | null;
   /** JSON: [id, schedule_id, scheduled_for_ms, attempts] per run, one flat array (settled runs: [id] each). */
   numbers: string;
@@ -59,6 +68,8 @@ export type Group = {
   tids: string | null;
   /** The runs' schedule names, a JSON array in the order of `numbers` (parsed when one is read). */
   names: string;
+  /** The group's queue, from statements that claim in several queues at once (the rescue); absent otherwise. */
+  queue?: string | null;
 };
 
 // What every claim statement's UPDATE returns for a run it now holds: the queue row as updated,
@@ -71,18 +82,18 @@ export const RETURNING = sql`q.run_id, q.schedule_id, q.scheduled_for, q.attempt
  * How every claim statement answers (over its CTE `claimed`, RETURNING's columns): one row per
  * group of runs that share their settings, with the runs' own numbers in one JSON array, their
  * queue rows' tids in one string and their schedule names in one JSON array, and the group's
- * handler, payload and retry policy read once from run_settings. Why not a row per run: the
+ * handler, payload, retry policy and timeout read once from run_settings. Why not a row per run: the
  * driver turns every column of every row into a string of its own, then parses it, and a claimed
  * run is a dozen columns; in groups the worker parses a few strings per batch. At the top of the
  * hour a batch is one group; schedules with settings of their own make groups of one, no worse than
  * a row each. The aggregates advance on each input row in turn, so the i-th entry of
  * each belongs to the same run.
  */
-export const CLAIMED = sql`
+const claimedAnswer = (withQueue: boolean) => sql`
     SELECT g.state, s.handler, s.payload::text AS payload, g.lease_seconds, g.origin,
-      s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, g.max_attempts, g.numbers, g.tids, g.names
+      s.retry_max_attempts, s.retry_base_seconds, s.retry_cap_seconds, s.timeout_seconds, g.max_attempts, g.numbers, g.tids, g.names${withQueue ? sql`, g.queue` : sql``}
     FROM (
-      SELECT c.state, c.settings_id, c.lease_seconds, c.origin, c.max_attempts,
+      SELECT c.state, c.settings_id, c.lease_seconds, c.origin, c.max_attempts${withQueue ? sql`, c.queue` : sql``},
         -- [id, schedule id, slot in epoch milliseconds, attempts] per run, flat: one JSON.parse and
         -- no strings. A skipped run has only its id (concat_ws leaves out NULLs), and no tid. The
         -- slot in whole milliseconds, truncated as a JS Date would: date_part is a float8, exact to
@@ -93,13 +104,19 @@ export const CLAIMED = sql`
         string_agg(c.tid::text, ';') AS tids,
         json_agg(c.schedule_name)::text AS names
       FROM claimed c
-      GROUP BY c.state, c.settings_id, c.lease_seconds, c.origin, c.max_attempts
+      GROUP BY c.state, c.settings_id, c.lease_seconds, c.origin, c.max_attempts${withQueue ? sql`, c.queue` : sql``}
     ) g
     -- A primary-key probe per group, whatever the planner knows of run_settings: LIMIT keeps the
     -- subquery from being flattened into a join, which a plan made while run_settings looked
     -- empty ran as a scan of the whole table (a table as long as there are distinct payloads).
     -- Settled runs (skipped, dead) have no settings in their group.
     LEFT JOIN LATERAL (SELECT * FROM run_settings s WHERE s.id = g.settings_id LIMIT 1) s ON true`;
+export const CLAIMED = claimedAnswer(false);
+/**
+ * CLAIMED for a statement that claims in several queues at once (the rescue): the groups are split
+ * by queue too, so the worker knows which queue's slots each run takes. RETURNING must add q.queue.
+ */
+export const CLAIMED_BY_QUEUE = claimedAnswer(true);
 
 /**
  * What the runs of one group share, held once: the settings read from run_settings and the queue
@@ -120,6 +137,8 @@ class GroupShared {
     readonly maxAttempts: number,
     retry: RetryPolicy,
     private readonly namesJson: string,
+    readonly timeoutSeconds: number | null,
+    readonly queue: string | undefined,
   ) {
     this.retry = Object.freeze(retry);
     this.payloadRefersToEnv = jsonMayReferToEnv(payloadJson);
@@ -184,17 +203,29 @@ class GroupRun implements ClaimedRun {
     return this.group.maxAttempts;
   }
 
+  get timeoutSeconds(): number | null {
+    return this.group.timeoutSeconds;
+  }
+
   get payloadRefersToEnv(): boolean {
     return this.group.payloadRefersToEnv;
   }
+  get queue(): string | undefined {
+    return this.group.queue;
+  }
 }
 
-/** Unpack CLAIMED's groups into the runs to execute and the runs settled on the way. */
-export function toClaimed(groups: Group[]): Claimed {
+/**
+ * Unpack CLAIMED's groups into the runs to execute and the runs settled on the way; `queue` is the
+ * one queue the statement claimed in, when it named one (a group's own queue wins). Refused groups
+ * (state pending) are the plain claim's to record (splitRefused); here they are an error.
+ */
+export function toClaimed(groups: Group[], queue?: string): Claimed {
   const claimed: ClaimedRun[] = [];
   const settled: ClaimOutcome[] = [];
   for (const g of groups) {
     const n = JSON.parse(g.numbers) as number[];
+    if (g.state === "pending") throw new Error("claim: a group of refused runs reached toClaimed");
     if (g.state !== "running") {
       // A skipped run is its id alone; a dead one (a rescue's final attempt) has all four numbers.
       const stride = g.tids === null ? 1 : 4;
@@ -211,8 +242,21 @@ export function toClaimed(groups: Group[]): Claimed {
       g.max_attempts!,
       { maxAttempts: g.retry_max_attempts!, baseSeconds: g.retry_base_seconds!, capSeconds: g.retry_cap_seconds! },
       g.names,
+      g.timeout_seconds ?? null,
+      g.queue ?? queue,
     );
     for (let i = 0; i < tids.length; i++) claimed.push(new GroupRun(n[4 * i], n[4 * i + 1], n[4 * i + 2], n[4 * i + 3], tids[i], group, i));
   }
   return { claimed, settled, exclusiveFound: 0 };
+}
+
+/** The queue row tids of the refused groups (state pending) of a claim's answer, and the other groups. */
+export function splitRefused(groups: Group[]): { refusedTids: string[]; rest: Group[] } {
+  const refusedTids: string[] = [];
+  const rest: Group[] = [];
+  for (const g of groups) {
+    if (g.state === "pending") refusedTids.push(...g.tids!.split(";"));
+    else rest.push(g);
+  }
+  return { refusedTids, rest };
 }

@@ -10,7 +10,7 @@ const ago = (s: number) => new Date(T0.getTime() - s * 1000);
 
 describe("the rescue's config", () => {
   it("fills in the named defaults and refuses a bad value naming the field", () => {
-    expect(validateRescueConfig({ workerId: "w" })).toEqual({ workerId: "w", limit: RESCUE_LIMIT_DEFAULT, gateMs: undefined, handlers: null });
+    expect(validateRescueConfig({ workerId: "w" })).toEqual({ workerId: "w", limit: RESCUE_LIMIT_DEFAULT, gateMs: undefined, handlers: null, queues: null });
     expect(() => validateRescueConfig({ workerId: "w", limit: 0 })).toThrow(/RescueConfig\.limit/);
     expect(() => validateRescueConfig({ workerId: "w", limit: 1.5 })).toThrow(/RescueConfig\.limit/);
     expect(() => validateRescueConfig({ workerId: "w", gateMs: 0 })).toThrow(/RescueConfig\.gateMs/);

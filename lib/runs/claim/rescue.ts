@@ -1,8 +1,8 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../../db/client";
 import { prepare, runPrepared } from "../../db/prepared";
-import { SERVED, servedParam } from "./served";
-import { CLAIMED, RETURNING, toClaimed, type ClaimedRun, type ClaimOutcome, type Group } from "./answer";
+import { QUEUED, queuesParam, SERVED, servedParam } from "./served";
+import { CLAIMED_BY_QUEUE, RETURNING, toClaimed, type ClaimedRun, type ClaimOutcome, type Group } from "./answer";
 
 /**
  * The rescue of expired leases, shaped like the worker's other maintenance passes: a config with
@@ -37,6 +37,11 @@ export type RescueConfig = {
    * a run on its final attempt goes dead whoever finds it, since nobody runs it again.
    */
   handlers?: readonly string[] | null;
+  /**
+   * The queues the rescuing worker has free slots in (null or unset: all). It takes over only runs
+   * of those; a run on its final attempt goes dead whoever finds it.
+   */
+  queues?: readonly string[] | null;
 };
 
 /** The gate for a worker that looks once per `intervalMs` (its poll interval); undefined without one. */
@@ -45,12 +50,12 @@ export function rescueGateMs(intervalMs: number | undefined): number | undefined
 }
 
 /** The config with its defaults filled in; throws naming the field that is wrong. */
-export function validateRescueConfig(c: RescueConfig): Required<Pick<RescueConfig, "workerId" | "limit">> & Pick<RescueConfig, "gateMs" | "handlers"> {
+export function validateRescueConfig(c: RescueConfig): Required<Pick<RescueConfig, "workerId" | "limit">> & Pick<RescueConfig, "gateMs" | "handlers" | "queues"> {
   const limit = c.limit ?? RESCUE_LIMIT_DEFAULT;
   if (typeof c.workerId !== "string" || c.workerId === "") throw new RangeError("RescueConfig.workerId must be a non-empty string");
   if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`RescueConfig.limit must be a positive integer, got ${limit}`);
   if (c.gateMs !== undefined && !(Number.isFinite(c.gateMs) && c.gateMs > 0)) throw new RangeError(`RescueConfig.gateMs must be above zero, got ${c.gateMs}`);
-  return { workerId: c.workerId, limit, gateMs: c.gateMs, handlers: c.handlers ?? null };
+  return { workerId: c.workerId, limit, gateMs: c.gateMs, handlers: c.handlers ?? null, queues: c.queues ?? null };
 }
 
 /** What one rescue pass did. */
@@ -96,7 +101,7 @@ const rescueStatement = (gated: boolean) =>
       SELECT q.ctid, q.run_id, q.attempts, q.max_attempts, q.lease_owner, q.started_at, q.lease_expires_at,
         CASE WHEN q.attempts >= q.max_attempts THEN 'dead' ELSE 'running' END::run_state AS next_state
       FROM run_queue q
-      WHERE q.state = 'running' AND q.lease_expires_at < (SELECT now FROM clock) AND (q.attempts >= q.max_attempts OR ${SERVED}) ${gated ? sql`AND EXISTS (SELECT 1 FROM gate)` : sql``}
+      WHERE q.state = 'running' AND q.lease_expires_at < (SELECT now FROM clock) AND (q.attempts >= q.max_attempts OR (${SERVED} AND ${QUEUED})) ${gated ? sql`AND EXISTS (SELECT 1 FROM gate)` : sql``}
       LIMIT ${sql.placeholder("limit")}
       FOR UPDATE SKIP LOCKED
     ),
@@ -132,9 +137,9 @@ const rescueStatement = (gated: boolean) =>
         run_after = CASE WHEN e.next_state = 'running' THEN c.now + make_interval(secs => q.lease_seconds) ELSE q.run_after END
       FROM expired e, clock c
       WHERE q.ctid = e.ctid
-      RETURNING ${RETURNING}
+      RETURNING ${RETURNING}, q.queue
     )
-    ${CLAIMED}`);
+    ${CLAIMED_BY_QUEUE}`);
 
 const RESCUE = rescueStatement(false);
 const RESCUE_GATED = rescueStatement(true);
@@ -144,12 +149,13 @@ const RESCUE_GATED = rescueStatement(true);
  * attempt, or send a run dead when that was its final attempt.
  */
 export async function rescueExpiredRuns(db: Db, config: RescueConfig): Promise<RescuePass> {
-  const { workerId, limit, gateMs, handlers } = validateRescueConfig(config);
+  const { workerId, limit, gateMs, handlers, queues } = validateRescueConfig(config);
   const served = servedParam(handlers);
+  const queued = queuesParam(queues);
   const result =
     gateMs === undefined
-      ? await runPrepared<Group>(db, RESCUE, { workerId, limit, handlers: served })
-      : await runPrepared<Group>(db, RESCUE_GATED, { workerId, limit, gateSeconds: gateMs / 1000, handlers: served });
+      ? await runPrepared<Group>(db, RESCUE, { workerId, limit, handlers: served, queues: queued })
+      : await runPrepared<Group>(db, RESCUE_GATED, { workerId, limit, gateSeconds: gateMs / 1000, handlers: served, queues: queued });
   const { claimed, settled } = toClaimed(result.rows);
   return { claimed, settled, rescued: claimed.length, dead: settled.length };
 }

@@ -11,3 +11,12 @@ export const SERVED = sql`(${sql.placeholder("handlers")}::text[] IS NULL OR q.h
 
 /** The `handlers` parameter: the names, or null to serve every handler. */
 export const servedParam = (handlers: readonly string[] | null | undefined): string[] | null => (handlers ? [...handlers] : null);
+
+/**
+ * Queues: a claim takes only runs of the queues named (run_queue.queue, the schedule's queue copied
+ * like its handler). The worker claims one queue at a time, up to that queue's free slots
+ * (lib/runs/claim/index.ts); null (tests and tools) takes every queue.
+ */
+export const QUEUED = sql`(${sql.placeholder("queues")}::text[] IS NULL OR q.queue = ANY(${sql.placeholder("queues")}::text[]))`;
+/** The `queues` parameter: the names, or null for every queue. */
+export const queuesParam = (queues: readonly string[] | null | undefined): string[] | null => (queues ? [...queues] : null);

@@ -24,8 +24,28 @@ function toInput(spec: ScheduleSpec) {
   return { ...rest, ...(cron !== null ? { cron } : {}), ...(everySeconds !== null ? { everySeconds } : {}) };
 }
 
+/** Ends a dry run's transaction, carrying its answer out of the rollback. */
+class DryRunDone extends Error {
+  constructor(readonly summary: PlanSummary) {
+    super("dry run: rolled back");
+  }
+}
+
+/**
+ * Apply the file, or with `dryRun` make every change the same way in a transaction that is rolled
+ * back: a plan passes exactly the checks an apply would (the mutations' own, beyond the file's
+ * parse), and says what the apply would do, changing nothing.
+ */
 export async function applySchedules(db: Db, specs: ScheduleSpec[], opts: ApplyOptions, actor: Actor): Promise<PlanSummary> {
-  if (opts.dryRun) return summarize(await planApply(db, specs, opts));
+  try {
+    return await applyInTransaction(db, specs, opts, actor);
+  } catch (err) {
+    if (err instanceof DryRunDone) return err.summary;
+    throw err;
+  }
+}
+
+async function applyInTransaction(db: Db, specs: ScheduleSpec[], opts: ApplyOptions, actor: Actor): Promise<PlanSummary> {
   return db.transaction(async (tx) => {
     await tx.execute(sql`SELECT pg_advisory_xact_lock(${APPLY_LOCK_KEY.toString()}::bigint)`);
     const plan = await planApply(tx, specs, { ...opts, lock: true });
@@ -47,6 +67,7 @@ export async function applySchedules(db: Db, specs: ScheduleSpec[], opts: ApplyO
       }
     }
     for (const name of plan.delete) await deleteScheduleIn(tx, name, { keepHistory: true }, actor);
+    if (opts.dryRun) throw new DryRunDone(summarize(plan));
     return summarize(plan);
   });
 }

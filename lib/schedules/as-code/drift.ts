@@ -4,10 +4,10 @@
  * a note is not drifted on `enabled` (an apply leaves it paused too).
  */
 import type { Schedule } from "../../db/schema";
-import { differingFields, specOfRow, type ScheduleSpec } from "./spec";
+import { differingFields, specOfRow, withAddedFields, type ScheduleSpec } from "./spec";
 
 export function driftedFields(row: Schedule): string[] {
   if (!row.managedSpec) return [];
   const held = !row.enabled && row.pausedNote != null;
-  return differingFields(specOfRow(row), row.managedSpec as ScheduleSpec, held ? ["enabled"] : []);
+  return differingFields(specOfRow(row), withAddedFields(row.managedSpec as ScheduleSpec), held ? ["enabled"] : []);
 }

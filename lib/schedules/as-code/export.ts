@@ -3,12 +3,14 @@
  * as in every answer; applying the mask back keeps the stored value.
  */
 import { stringify } from "yaml";
+import { z } from "zod";
 import type { Db } from "../../db/client";
 import { maskSecrets } from "../../security/mask";
 import { listSchedules } from "../queries";
 import { specOfRow } from "./spec";
 
-export type ScheduleDocument = { schedules: Record<string, unknown>[] };
+export const scheduleDocumentSchema = z.object({ schedules: z.array(z.record(z.string(), z.unknown())) }).strict();
+export type ScheduleDocument = z.infer<typeof scheduleDocumentSchema>;
 
 export async function exportSchedules(db: Db): Promise<ScheduleDocument> {
   const out: Record<string, unknown>[] = [];

@@ -5,6 +5,7 @@
  * A schedule paused by hand with a note stays paused (`keptPaused`): its `enabled` is not compared.
  */
 import { and, isNull, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../../db/client";
 import { schedules, type Schedule } from "../../db/schema";
 import { restoreMasked } from "../../security/mask";
@@ -22,15 +23,18 @@ export type Plan = {
 };
 
 /** The answer of POST /api/apply. */
-export type PlanSummary = {
-  created: string[];
-  updated: string[];
-  deleted: string[];
-  unchanged: string[];
-  keptPaused: { name: string; note: string }[];
-  /** Per updated schedule: the version read and the fields that differ. */
-  changes: { name: string; version: number; fields: string[] }[];
-};
+export const planSummarySchema = z
+  .object({
+    created: z.array(z.string()),
+    updated: z.array(z.string()),
+    deleted: z.array(z.string()),
+    unchanged: z.array(z.string()),
+    keptPaused: z.array(z.object({ name: z.string(), note: z.string() }).strict()),
+    /** Per updated schedule: the version read and the fields that differ. */
+    changes: z.array(z.object({ name: z.string(), version: z.number().int(), fields: z.array(z.string()) }).strict()),
+  })
+  .strict();
+export type PlanSummary = z.infer<typeof planSummarySchema>;
 
 type Reader = Pick<Db, "select">;
 

@@ -5,6 +5,7 @@
  */
 import type { Schedule } from "../../db/schema";
 import type { ScheduleCreateInput } from "../input";
+import { SCHEDULE_DEFAULTS } from "../defaults";
 
 export type ScheduleSpec = Omit<ScheduleCreateInput, "cron" | "everySeconds"> & { cron: string | null; everySeconds: number | null };
 
@@ -12,6 +13,8 @@ export type ScheduleSpec = Omit<ScheduleCreateInput, "cron" | "everySeconds"> & 
 export const SPEC_FIELDS = [
   "name", "description", "handler", "payload", "cron", "everySeconds", "timezone", "catchUp", "maxLatenessSeconds", "jitterSeconds",
   "overlap", "retry", "leaseSeconds", "enabled", "lateAfterSeconds", "lateGraceSeconds", "backlogAfterSeconds", "tags", "owner",
+  "timeoutSeconds",
+  "queue", "maxConcurrent",
 ] as const satisfies readonly (keyof ScheduleSpec)[];
 
 /** A parsed create body as a spec. */
@@ -41,7 +44,21 @@ export function specOfRow(row: Schedule): ScheduleSpec {
     backlogAfterSeconds: row.backlogAfterSeconds,
     tags: row.tags,
     owner: row.owner,
+    timeoutSeconds: row.timeoutSeconds ?? null,
+    queue: row.queue,
+    maxConcurrent: row.maxConcurrent ?? null,
   };
+}
+
+/**
+ * Fields added to the body after specs were first stored, with the value a spec that predates them
+ * means: a managed_spec written before queues existed compares as the default queue, no limit.
+ */
+const ADDED_FIELDS: Partial<ScheduleSpec> = { queue: SCHEDULE_DEFAULTS.queue, maxConcurrent: SCHEDULE_DEFAULTS.maxConcurrent };
+
+/** A stored managed_spec with the later fields it lacks filled in. */
+export function withAddedFields(spec: Partial<ScheduleSpec>): Partial<ScheduleSpec> {
+  return { ...ADDED_FIELDS, ...spec };
 }
 
 /** JSON with object keys sorted (jsonb does not keep key order), so equal values compare equal. */

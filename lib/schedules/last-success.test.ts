@@ -1,0 +1,216 @@
+// The stored last success (schedule_last_success, raised by the runs triggers) against an
+// oracle read straight from the runs rows: the latest finished_at of each schedule's done runs.
+// Runs are claimed and finished the way workers do it (claimRuns, finishRuns), in shuffled batches,
+// with retries, shutdown releases, dead runs re-queued and the clock stepping back; the list's
+// lastSuccess sort and the Overview's worst 50 are checked against a sort worked out here; and the
+// plans of the list's sort and search are checked to read their indexes.
+import type pg from "pg";
+import { describe, expect, it } from "vitest";
+import { SYSTEM_ACTOR } from "../audit/record";
+import { createDb } from "../db/client";
+import { getFleetSummary } from "../health/fleet-summary";
+import { finishRuns, type RunOutcome } from "../runs/finish";
+import { claimRuns } from "../runs/claim";
+import { requeueRuns } from "../runs/requeue";
+import { advanceClock } from "../testing/clock";
+import { setupTestDatabase } from "../testing/db";
+import { makeRuns, makeSchedule, slots } from "../testing/factories";
+import { seedFleet } from "../testing/fleet";
+import { searchSchedules, type ScheduleListQuery } from "./list";
+
+const T0 = new Date("2030-01-01T10:00:00Z");
+const t = setupTestDatabase({ clock: T0 });
+
+/** A small deterministic PRNG (mulberry32), so a failure replays. */
+function rng(seed: number) {
+  let a = seed >>> 0;
+  const next = () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let x = a;
+    x = Math.imul(x ^ (x >>> 15), x | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: T[]) => xs[Math.floor(next() * xs.length)] };
+}
+
+function shuffle<T>(xs: T[], r: ReturnType<typeof rng>): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = r.int(i + 1);
+    [out[i], out[j]] = [out[j], out[i]];
+  }
+  return out;
+}
+
+/** Stored and oracle last success per schedule, as text (microseconds exact). */
+async function compare(pool: pg.Pool) {
+  const { rows } = await pool.query<{ id: string; stored: string | null; oracle: string | null }>(`
+    SELECT s.id, l.last_success_at::text AS stored,
+      (SELECT max(r.finished_at) FROM runs r WHERE r.schedule_id = s.id AND r.state = 'done')::text AS oracle
+    FROM schedules s LEFT JOIN schedule_last_success l ON l.schedule_id = s.id ORDER BY s.id`);
+  return rows;
+}
+
+describe("schedule_last_success", () => {
+  it("is the latest finish of the schedule's done runs after shuffled finishes, retries, releases, requeues and a clock stepping back", async () => {
+    const r = rng(26);
+    const ids: number[] = [];
+    for (let k = 0; k < 6; k++) ids.push((await makeSchedule(t.db, { name: `ls-${k}`, retryMaxAttempts: 2 })).id);
+    for (const id of ids) await makeRuns(t.db, id, slots(new Date(T0.getTime() - 3_600_000), 10, 60_000).map((at) => ({ scheduledFor: at })));
+    let successes = 0;
+    let backwards = 0;
+    for (let step = 0; step < 60; step++) {
+      const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 + r.int(12) });
+      // Finish in shuffled batches: a later slot may finish before an earlier one, or in the same statement.
+      const order = shuffle(claimed, r);
+      while (order.length > 0) {
+        const batch = order.splice(0, 1 + r.int(4));
+        const results = batch.map((c) => {
+          const outcome = r.pick<RunOutcome>(["succeeded", "succeeded", "failed", "aborted"]);
+          if (outcome === "succeeded") successes++;
+          return { id: c.id, scheduleId: c.scheduleId, queueTid: r.next() < 0.7 ? c.queueTid : undefined, attempt: c.attempt, outcome, retryDelaySeconds: 0 };
+        });
+        await finishRuns(t.db, "w1", results);
+        await advanceClock(t.pool, r.int(3) * 1000);
+      }
+      if (r.next() < 0.3) {
+        const dead = await t.pool.query<{ id: string }>("SELECT run_id AS id FROM run_queue WHERE state = 'dead'");
+        if (dead.rows.length > 0) await requeueRuns(t.db, dead.rows.map((d) => Number(d.id)), SYSTEM_ACTOR);
+      }
+      // Mostly forward; sometimes back, so a run finishing now finishes "before" an earlier success.
+      if (r.next() < 0.2) {
+        backwards++;
+        await advanceClock(t.pool, -(60_000 + r.int(600_000)));
+      } else await advanceClock(t.pool, r.int(120_000));
+      const now = await compare(t.pool);
+      expect(now.map((row) => row.stored)).toEqual(now.map((row) => row.oracle));
+    }
+    expect(successes).toBeGreaterThan(20);
+    expect(backwards).toBeGreaterThan(3);
+    // Every schedule succeeded at some point, and what is stored is what the runs say.
+    const rows = await compare(t.pool);
+    expect(rows.every((row) => row.oracle !== null)).toBe(true);
+    expect(rows.map((row) => row.stored)).toEqual(rows.map((row) => row.oracle));
+  });
+
+  it("never goes down: a done run written again or inserted with an older finish leaves the later success", async () => {
+    const s = (await makeSchedule(t.db)).id;
+    const [late, early] = await makeRuns(t.db, s, [{ scheduledFor: T0 }, { scheduledFor: new Date(T0.getTime() - 60_000) }]);
+    await t.pool.query("UPDATE runs SET state = 'done', finished_at = $2 WHERE id = $1", [late, "2030-01-01T10:05:00Z"]);
+    await t.pool.query("UPDATE runs SET state = 'done', finished_at = $2 WHERE id = $1", [early, "2030-01-01T10:01:00Z"]);
+    await t.pool.query(
+      `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, finished_at)
+       SELECT id, partition, '2029-12-31T09:00:00Z', '2029-12-31T09:00:00Z', '2029-12-31T09:00:00Z', 'done', 1, 1, '2029-12-31T09:00:05Z' FROM schedules WHERE id = $1`,
+      [s],
+    );
+    const read = async () => (await t.pool.query<{ at: string }>("SELECT last_success_at::text AS at FROM schedule_last_success WHERE schedule_id = $1", [s])).rows[0].at;
+    expect(await read()).toBe("2030-01-01 10:05:00+00");
+    // Retention removing the run leaves the schedule's last success as it was: it happened.
+    await t.pool.query("DELETE FROM runs WHERE id = $1", [late]);
+    expect(await read()).toBe("2030-01-01 10:05:00+00");
+  });
+});
+
+describe("the lastSuccess order", () => {
+  it("pages through the list and picks the Overview's worst 50 exactly as a sort of the runs says", async () => {
+    const r = rng(7);
+    const n = 260;
+    const made: { id: number; handler: string; deleted: boolean }[] = [];
+    for (let k = 0; k < n; k++) {
+      const handler = `h${k % 3}`;
+      const s = await makeSchedule(t.db, { name: `order-${String(k).padStart(3, "0")}`, handler, enabled: r.next() < 0.9, everySeconds: 300 });
+      made.push({ id: s.id, handler, deleted: false });
+    }
+    // Done runs at whole minutes (many ties between schedules, broken by id), several per schedule
+    // in random order; a quarter never succeed (pending or dead runs only); a few are deleted.
+    const values: string[] = [];
+    for (const m of made) {
+      const kind = r.int(4);
+      const count = 1 + r.int(4);
+      for (let j = 0; j < count; j++) {
+        const slot = new Date(T0.getTime() - (j + 1) * 3_600_000).toISOString();
+        const finished = new Date(T0.getTime() - r.int(90) * 60_000).toISOString();
+        const state = kind === 0 ? r.pick(["pending", "dead"]) : r.pick(["done", "done", "dead"]);
+        values.push(`(${m.id}, '${slot}', '${state}', ${state === "done" ? `'${finished}'` : "NULL"})`);
+      }
+    }
+    await t.pool.query(`
+      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, finished_at)
+      SELECT s.id, s.partition, v.slot::timestamptz, v.slot::timestamptz, v.slot::timestamptz, v.state::run_state, 1, 1, v.fin::timestamptz
+      FROM (VALUES ${values.join(", ")}) AS v(id, slot, state, fin) JOIN schedules s ON s.id = v.id`);
+    for (const m of made) if (r.next() < 0.05) m.deleted = true;
+    await t.pool.query("UPDATE schedules SET deleted_at = sk_now() WHERE id = ANY($1::bigint[])", [made.filter((m) => m.deleted).map((m) => m.id)]);
+
+    // The oracle: the runs rows, sorted here.
+    const oracle = await t.pool.query<{ id: string; at: string | null }>(
+      "SELECT schedule_id AS id, (extract(epoch FROM max(finished_at)) * 1000)::float8::text AS at FROM runs WHERE state = 'done' GROUP BY schedule_id",
+    );
+    const at = new Map(oracle.rows.map((o) => [Number(o.id), Number(o.at)]));
+    const expected = (keep: (m: (typeof made)[number]) => boolean) =>
+      made
+        .filter((m) => !m.deleted && keep(m))
+        .sort((a, b) => (at.get(a.id) ?? Number.NEGATIVE_INFINITY) - (at.get(b.id) ?? Number.NEGATIVE_INFINITY) || a.id - b.id)
+        .map((m) => m.id);
+    expect(made.some((m) => !at.has(m.id))).toBe(true);
+
+    const walk = async (q: ScheduleListQuery) => {
+      const seen: number[] = [];
+      let cursor: string | undefined;
+      for (let pages = 0; pages < 500; pages++) {
+        const page = await searchSchedules(t.db, { ...q, sort: "lastSuccess", limit: 7, cursor });
+        seen.push(...page.schedules.map((s) => s.id));
+        if (page.nextCursor === null) return seen;
+        cursor = page.nextCursor;
+      }
+      throw new Error("the walk did not end");
+    };
+    expect(await walk({})).toEqual(expected(() => true));
+    expect(await walk({ handler: "h1" })).toEqual(expected((m) => m.handler === "h1"));
+
+    const summary = await getFleetSummary(t.db);
+    expect(summary.worstSinceLastSuccess).toEqual(expected(() => true).slice(0, 50));
+  });
+});
+
+describe("plans at fleet size", () => {
+  it("reads the lastSuccess sort from schedule_last_success_order_idx and the search from schedules_search_trgm_idx", async () => {
+    await seedFleet(t.pool, 20_000);
+    // A bulk insert leaves its trigram entries in the GIN index's pending list, which the planner
+    // prices as a scan of all of it; vacuum (or autovacuum) moves them into the index proper.
+    await t.pool.query("VACUUM ANALYZE schedules");
+    // Record the list's statements as they are sent, then EXPLAIN each with its own values.
+    const sent: { text: string; values: unknown[] }[] = [];
+    const spy = Object.create(t.pool) as pg.Pool;
+    spy.query = ((q: string | { text: string; values?: unknown[] }, v?: unknown[]) => {
+      const text = typeof q === "string" ? q : q.text;
+      sent.push({ text, values: (typeof q === "string" ? v : (q.values ?? v)) ?? [] });
+      return (t.pool.query as (...a: unknown[]) => unknown)(q, v);
+    }) as pg.Pool["query"];
+    const db = createDb(spy);
+    const plan = async (q: ScheduleListQuery) => {
+      sent.length = 0;
+      const first = await searchSchedules(db, { limit: 50, ...q });
+      const key = sent.find((s) => /SELECT s\.id, \(/.test(s.text))!;
+      const { rows } = await t.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${key.text}`, key.values);
+      return { plan: rows.map((row) => row["QUERY PLAN"]).join("\n"), first };
+    };
+    const sorted = await plan({ sort: "lastSuccess" });
+    expect(sorted.plan).toContain("schedule_last_success_order_idx");
+    expect(sorted.plan).not.toMatch(/Seq Scan|Sort/);
+    const next = await plan({ sort: "lastSuccess", cursor: sorted.first.nextCursor! });
+    expect(next.plan).toContain("schedule_last_success_order_idx");
+    expect(next.plan).not.toMatch(/Seq Scan|Sort/);
+    const search = await plan({ search: "needle" });
+    expect(search.plan).toContain("schedules_search_trgm_idx");
+    expect(search.plan).not.toContain("Seq Scan");
+    // 1 in 1,000 says "needle" in its description (lib/testing/fleet.ts): 20 of 20,000.
+    expect(search.first.schedules.map((s) => s.description)).toEqual(Array(20).fill("the needle job"));
+    // The Overview's statement walks the same index for its worst 50.
+    sent.length = 0;
+    await getFleetSummary(db);
+    const overview = sent.find((x) => x.text.includes("worst_success"))!;
+    const { rows } = await t.pool.query<{ "QUERY PLAN": string }>(`EXPLAIN ${overview.text}`, overview.values);
+    expect(rows.map((row) => row["QUERY PLAN"]).join("\n")).toContain("schedule_last_success_order_idx");
+  });
+});

@@ -1,0 +1,87 @@
+// A schedule's timeoutSeconds, end to end: real worker processes (`npm run worker` and a worker
+// with custom handlers), real programs and a receiver outside the product as witnesses, and the
+// attempts as the API reads them (getRunDetail over run_attempts).
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { getRunDetail } from "../lib/runs/history";
+import { setupTestDatabase } from "../lib/testing/db";
+import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../lib/testing/factories";
+import { startReceiver } from "../lib/testing/receiver";
+import { waitForRun } from "../lib/testing/runs";
+import { startWorkers } from "../lib/testing/spawn";
+
+// The real clock: the workers' runs are due now, and the timeouts run on the workers' clocks.
+const t = setupTestDatabase();
+let dir: string;
+
+beforeAll(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "sk-timeouts-"));
+});
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const now = async () => new Date((await t.pool.query<{ now: Date }>("SELECT sk_now() AS now")).rows[0].now);
+const TIMED_OUT = "timed out after 1 s (the schedule's timeoutSeconds)";
+
+describe("an attempt past its schedule's timeoutSeconds", () => {
+  it("a program is stopped (its group gets SIGTERM), the attempt is timed_out and retried by the policy until one finishes in time", async () => {
+    const out = path.join(dir, "program.log");
+    // The program writes its own record: when each attempt started and when it got SIGTERM. The
+    // third attempt finishes at once.
+    const script = `echo "start $SLOTKEEPER_ATTEMPT" >> "$OUT"
+      if [ "$SLOTKEEPER_ATTEMPT" = 3 ]; then exit 0; fi
+      trap 'echo "term $SLOTKEEPER_ATTEMPT" >> "$OUT"; exit 143' TERM
+      sleep 60 & wait`;
+    await startWorkers(t.url, ["timeouts-cmd"], { SLOTKEEPER_COMMANDS: "/bin/sh" });
+    const s = await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "command", payload: { command: script, shell: true, env: { OUT: out }, killGraceSeconds: 5 }, timeoutSeconds: 1, retryMaxAttempts: 3, retryBaseSeconds: 0, retryCapSeconds: 0 });
+    const [id] = await makeRuns(t.db, s.id, [{ scheduledFor: await now() }]);
+    await waitForRun(t.pool, id, (r) => r.state === "done", 60_000);
+
+    expect(fs.readFileSync(out, "utf8").trim().split("\n")).toEqual(["start 1", "term 1", "start 2", "term 2", "start 3"]);
+    const run = await getRunDetail(t.db, id);
+    expect(run.attempts).toBe(3);
+    expect(run.attemptsList.map((a) => [a.attempt, a.outcome, a.error])).toEqual([
+      [1, "timed_out", TIMED_OUT],
+      [2, "timed_out", TIMED_OUT],
+      [3, "succeeded", null],
+    ]);
+    for (const a of run.attemptsList.slice(0, 2)) expect(a.durationMs).toBeGreaterThanOrEqual(1000);
+    const rows = await t.pool.query<{ attempt: number; outcome: string }>("SELECT attempt, outcome::text FROM attempts WHERE run_id = $1 ORDER BY attempt", [id]);
+    expect(rows.rows).toEqual([{ attempt: 1, outcome: "timed_out" }, { attempt: 2, outcome: "timed_out" }, { attempt: 3, outcome: "succeeded" }]);
+  }, 120_000);
+
+  it("a handler that ignores its signal is not waited for: each attempt is recorded timed_out at the timeout, and the run goes dead after maxAttempts", async () => {
+    const receiver = await startReceiver();
+    try {
+      // The handler waits 3 s whatever its signal says, then reports to the receiver.
+      await startWorkers(t.url, ["timeouts-stubborn"], { SK_TEST_HANDLERS: "stubborn", SK_TEST_RECEIVER: receiver.url, SK_TEST_DELAY_MS: "3000" }, { script: "lib/testing/handler-worker.ts" });
+      const s = await makeSchedule(t.db, { ...RUNS_BY_HAND, handler: "stubborn", timeoutSeconds: 1, retryMaxAttempts: 2, retryBaseSeconds: 0, retryCapSeconds: 0 });
+      const [id] = await makeRuns(t.db, s.id, [{ scheduledFor: await now() }]);
+      await waitForRun(t.pool, id, (r) => r.state === "dead", 60_000);
+
+      const run = await getRunDetail(t.db, id);
+      expect(run.attemptsList.map((a) => [a.attempt, a.outcome, a.error])).toEqual([
+        [1, "timed_out", TIMED_OUT],
+        [2, "timed_out", TIMED_OUT],
+      ]);
+      // Recorded when the timeout fired, not when the handler got round to returning.
+      for (const a of run.attemptsList) {
+        expect(a.durationMs).toBeGreaterThanOrEqual(1000);
+        expect(a.durationMs).toBeLessThan(3000);
+      }
+      // The handler's own effect: it did finish both attempts, after its signal had fired, and neither counted as a success.
+      const deadline = Date.now() + 20_000;
+      while (receiver.received.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(receiver.received.map((r) => r.body)).toEqual([
+        { handler: "stubborn", workerId: "timeouts-stubborn", runId: id, attempt: 1, signalAborted: true },
+        { handler: "stubborn", workerId: "timeouts-stubborn", runId: id, attempt: 2, signalAborted: true },
+      ]);
+      expect((await getRunDetail(t.db, id)).state).toBe("dead");
+    } finally {
+      await receiver.close();
+    }
+  }, 120_000);
+});
