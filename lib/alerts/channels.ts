@@ -39,16 +39,20 @@ export const channelInput = z.discriminatedUnion("kind", [
 export type ChannelInput = z.infer<typeof channelInput>;
 
 /** What the API returns for a channel. */
-export type ChannelView = {
-  id: number;
-  name: string;
-  kind: ChannelKind;
-  config: Record<string, unknown>;
-  enabled: boolean;
-  /** Empty: every schedule's alerts; otherwise only those of schedules carrying one of these tags. */
-  tags: string[];
-  createdAt: string;
-};
+export const channelViewSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    kind: z.enum(CHANNEL_KINDS),
+    /** `{ url }` for a webhook or Slack channel, `{ to: [addresses] }` for e-mail. */
+    config: z.record(z.string(), z.unknown()),
+    enabled: z.boolean(),
+    /** Empty: every schedule's alerts; otherwise only those of schedules carrying one of these tags. */
+    tags: z.array(z.string()),
+    createdAt: z.string(),
+  })
+  .strict();
+export type ChannelView = z.infer<typeof channelViewSchema>;
 
 /** Validate API input into a ChannelInput, or throw an AppError naming the field. */
 export function parseChannelInput(body: unknown): ChannelInput {

@@ -1,6 +1,8 @@
 /**
  * The alert evaluation pass, run by every worker every few seconds so alerts fire with no browser
- * open. Exactly one notification per transition, however many workers evaluate at once:
+ * open. It evaluates only the schedules written since the last pass or whose next-change instant
+ * has come (lib/alerts/watch.ts): its cost follows what changed, not the number of schedules.
+ * Exactly one notification per transition, however many workers evaluate at once:
  *
  * 1. `pg_try_advisory_lock` lets one worker evaluate at a time; the others skip this pass.
  *    Health is read inside the lock, so evaluations are sequential and never race with stale views.
@@ -16,8 +18,9 @@
 import { sql } from "drizzle-orm";
 import type { PoolClient } from "pg";
 import type { Db } from "../db/client";
-import { getScheduleHealth } from "../health/schedule-health";
+import { getScheduleHealthAt } from "../health/schedule-health";
 import { verdictsFor, type RuleVerdict } from "./rules";
+import { drainChanges, dueSchedules, nextCheckAt, storeChecks, watchInputs } from "./watch";
 
 export type EvaluateOptions = {
   /** Base URL of the console, for the link in each notification. */
@@ -26,7 +29,8 @@ export type EvaluateOptions = {
   reminderSeconds: number;
 };
 
-export type EvaluateResult = { evaluated: boolean; firing: number; resolved: number; reminders: number };
+/** `checked`: the schedules this pass read (what changed or came due, not the fleet). */
+export type EvaluateResult = { evaluated: boolean; firing: number; resolved: number; reminders: number; checked: number };
 
 type Tx = Pick<Db, "execute">;
 
@@ -40,7 +44,8 @@ export const ALERTS_LOCK_KEY = "slotkeeper:alerts";
  * One evaluation pass: detect transitions and due reminders, record events and queue deliveries.
  *
  * One evaluator at a time: a session-level advisory lock on a connection held for the pass (a
- * crashed worker's session ends and frees it). Each page is its own short transaction: one
+ * crashed worker's session ends and frees it). The due schedules are evaluated in pages by id, each
+ * with its verdicts and its next instants (alert_watch) in one short transaction: one
  * transaction over every page would hold PostgreSQL's xmin back for the whole pass, and a pass that
  * overlaps the top of the hour would keep the index entries of claimed runs from being cleaned,
  * which slows every claim of the spike. Verdicts are per schedule and every page compares with the
@@ -52,26 +57,46 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
   try {
     const lock = await lockClient.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtext($1)) AS ok`, [ALERTS_LOCK_KEY]);
     locked = lock.rows[0].ok;
-    if (!locked) return { evaluated: false, firing: 0, resolved: 0, reminders: 0 };
-    const result: EvaluateResult = { evaluated: true, firing: 0, resolved: 0, reminders: 0 };
-    // Page through schedules by id: a worker's memory for one pass stays one page's worth,
-    // however many schedules there are.
-    for (let after = 0, more = true; more; ) {
-      more = await db.transaction(async (tx) => {
+    if (!locked) return { evaluated: false, firing: 0, resolved: 0, reminders: 0, checked: 0 };
+    const result: EvaluateResult = { evaluated: true, firing: 0, resolved: 0, reminders: 0, checked: 0 };
+    // Only what changed or came due (lib/alerts/watch.ts): the logged writes first, then the
+    // schedules whose instant has passed, by id, a page at a time.
+    await drainChanges(db);
+    const due = await dueSchedules(db);
+    const pageSize = opts.pageSize ?? EVALUATE_PAGE_SIZE;
+    for (let i = 0; i < due.length; i += pageSize) {
+      const ids = due.slice(i, i + pageSize);
+      await db.transaction(async (tx) => {
         // The health read is thousands of small index probes; its summed cost estimate trips JIT,
         // whose compile time exceeds what it saves here.
         await tx.execute(sql`SET LOCAL jit = off`);
-        const page = await schedulePage(tx, after, opts.pageSize ?? EVALUATE_PAGE_SIZE);
-        if (page.length === 0) return false;
-        after = page[page.length - 1].id;
-        const verdicts = await verdictsOf(tx, page, opts.publicUrl);
+        const page = await scheduleRefs(tx, ids);
+        const { at, health } = await getScheduleHealthAt(tx, page.map((s) => s.id));
+        const verdicts = page.flatMap((s) => {
+          const h = health.get(s.id);
+          return h ? verdictsFor(s, h, opts.publicUrl) : [];
+        });
         const transitions = await recordTransitions(tx, verdicts);
         result.firing += transitions.firing;
         result.resolved += transitions.resolved;
         if (opts.reminderSeconds > 0) result.reminders += await recordReminders(tx, verdicts, opts.reminderSeconds);
-        return true;
+        result.checked += page.length;
+        // The next instant of each schedule; a deleted one has just resolved whatever fired.
+        const inputs = await watchInputs(tx, page.map((s) => s.id));
+        const firing = new Set(verdicts.filter((v) => v.firing).map((v) => v.scheduleId));
+        const next: { id: number; at: Date }[] = [];
+        const unwatched = new Set(ids);
+        for (const s of page) {
+          const h = health.get(s.id);
+          const w = inputs.get(s.id);
+          if (s.deleted || !h || !w || at === null) continue;
+          unwatched.delete(s.id);
+          next.push({ id: s.id, at: nextCheckAt(at, h, firing.has(s.id), w, s.id) });
+        }
+        await storeChecks(tx, next, [...unwatched]);
       });
     }
+    return result;
     return result;
   } finally {
     await releaseLock(lockClient, locked);
@@ -96,25 +121,11 @@ async function releaseLock(client: PoolClient, locked: boolean): Promise<void> {
 
 type ScheduleRef = { id: number; name: string; deleted: boolean };
 
-/** The next page of live schedules, plus deleted ones that still have a firing alert to resolve. */
-async function schedulePage(tx: Tx, afterId: number, limit: number): Promise<ScheduleRef[]> {
+/** The due schedules that still exist, with their names and whether they were deleted. */
+async function scheduleRefs(tx: Tx, ids: number[]): Promise<ScheduleRef[]> {
   const r = await tx.execute<{ id: number; name: string; deleted: boolean }>(sql`
-    SELECT s.id, s.name, s.deleted_at IS NOT NULL AS deleted
-    FROM schedules s
-    WHERE s.id > ${afterId}
-      AND (s.deleted_at IS NULL OR EXISTS (SELECT 1 FROM alert_states a WHERE a.schedule_id = s.id AND a.firing))
-    ORDER BY s.id
-    LIMIT ${limit}`);
+    SELECT s.id, s.name, s.deleted_at IS NOT NULL AS deleted FROM schedules s WHERE s.id = ANY(${sql.param(ids)}::bigint[]) ORDER BY s.id`);
   return r.rows.map((s) => ({ id: Number(s.id), name: s.name, deleted: s.deleted }));
-}
-
-/** The rule verdicts of one page of schedules. */
-async function verdictsOf(tx: Tx, page: ScheduleRef[], publicUrl: string): Promise<RuleVerdict[]> {
-  const health = await getScheduleHealth(tx, page.map((s) => s.id));
-  return page.flatMap((s) => {
-    const h = health.get(s.id);
-    return h ? verdictsFor(s, h, publicUrl) : [];
-  });
 }
 
 /** The verdicts as one set of parallel arrays, unnested in SQL into an `input` relation. */

@@ -6,12 +6,23 @@ import { sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
-import type { DeliveryState } from "./deliveries";
-import { ALERT_KINDS, ALERT_RULES, type AlertDetails } from "./rules";
+import { DELIVERY_STATES, type DeliveryState } from "./deliveries";
+import { ALERT_KINDS, ALERT_RULES, alertDetailsSchema, type AlertDetails } from "./rules";
 
-export type DeliveryView = { channelId: number; channelName: string; state: DeliveryState; attempts: number; lastError: string | null; nextAttemptAt: string; deliveredAt: string | null };
-export type AlertEventView = { id: number; scheduleId: number | null; scheduleName: string; rule: string; kind: string; at: string; details: AlertDetails; deliveries: DeliveryView[] };
-export type FiringAlert = { scheduleId: number; scheduleName: string; rule: string; since: string; lastNotifiedAt: string | null };
+export const deliveryViewSchema = z
+  .object({ channelId: z.number().int(), channelName: z.string(), state: z.enum(DELIVERY_STATES), attempts: z.number().int(), lastError: z.string().nullable(), nextAttemptAt: z.string(), deliveredAt: z.string().nullable() })
+  .strict();
+export type DeliveryView = z.infer<typeof deliveryViewSchema>;
+export const alertEventViewSchema = z
+  .object({ id: z.number().int(), scheduleId: z.number().int().nullable(), scheduleName: z.string(), rule: z.string(), kind: z.string(), at: z.string(), details: alertDetailsSchema, deliveries: z.array(deliveryViewSchema) })
+  .strict();
+export type AlertEventView = z.infer<typeof alertEventViewSchema>;
+/** GET /api/alerts/events: a page of events, newest first; `nextBefore` is the `before` of the next page. */
+export const alertEventPageSchema = z.object({ events: z.array(alertEventViewSchema), nextBefore: z.number().int().nullable() }).strict();
+export const firingAlertSchema = z
+  .object({ scheduleId: z.number().int(), scheduleName: z.string(), rule: z.string(), since: z.string(), lastNotifiedAt: z.string().nullable() })
+  .strict();
+export type FiringAlert = z.infer<typeof firingAlertSchema>;
 
 export const historyFilters = z.object({
   schedule: z.string().trim().min(1).max(200).optional(),

@@ -16,7 +16,7 @@ export type AlertMessage = {
   details: AlertDetails;
 };
 
-const RULE_WORD: Record<string, string> = { late: "late", failing: "failing", backlogged: "backlogged", unserved: "unserved" };
+const RULE_WORD: Record<string, string> = { late: "late", failing: "failing", backlogged: "backlogged", unserved: "unserved", stuck: "stuck" };
 
 /** Why the rule holds, in the words of its numbers. */
 function reason(m: AlertMessage): string {
@@ -35,6 +35,12 @@ function reason(m: AlertMessage): string {
       return u
         ? `no live worker serves handler "${u.handler}"${u.since ? ` since ${u.since}` : ""} (unserved after ${formatDuration(d.unservedAfterSeconds ?? null)})`
         : `a live worker serves its handler again`;
+    }
+    case "stuck": {
+      const r = d.stuckRun;
+      return r
+        ? `run ${r.runId} has been running since ${r.startedAt}, its lease still renewed, and is stuck since ${r.since} (stuck after ${formatDuration(r.afterSeconds)})`
+        : "no run of it is stuck any more";
     }
     default:
       return "";

@@ -1,12 +1,15 @@
 /**
  * The alert rules are the health rules (lib/health/schedule-health.ts): one definition of late,
- * failing and backlogged serves the console's status, these alerts and the metrics. This module
+ * failing, backlogged, unserved and stuck serves the console's status, these alerts and the metrics. This module
  * only turns one schedule's health into one row per rule for the transition detector, carrying the
  * numbers every notification must name.
  */
-import type { HealthStatus, ScheduleHealth } from "../health/schedule-health";
+import { z } from "zod";
+import { HEALTH_STATUSES, type ScheduleHealth } from "../health/schedule-health";
+import { stuckRunSchema } from "../runs/stuck";
+import { unservedHandlerSchema } from "../runs/unserved";
 
-export const ALERT_RULES = ["late", "failing", "backlogged", "unserved"] as const;
+export const ALERT_RULES = ["late", "failing", "backlogged", "unserved", "stuck"] as const;
 export type AlertRule = (typeof ALERT_RULES)[number];
 
 /** firing and resolved are transitions; a reminder repeats a firing alert that stayed bad. */
@@ -14,23 +17,28 @@ export const ALERT_KINDS = ["firing", "resolved", "reminder"] as const;
 export type AlertKind = (typeof ALERT_KINDS)[number];
 
 /** What an alert event records: the numbers at that moment, the thresholds and the console link. */
-export type AlertDetails = {
-  status: HealthStatus | "deleted";
-  sinceLastSuccessSeconds: number | null;
-  deadRuns: number;
-  oldestPendingAgeSeconds: number | null;
-  lateAfterSeconds: number | null;
-  backlogAfterSeconds: number | null;
-  /** Seconds since the schedule was created: "late" counts from here when it never succeeded. */
-  ageSeconds: number;
-  url: string;
-  /** The handler no live worker serves and since when its oldest due run waits (the unserved rule); null when served. */
-  unservedHandler?: { handler: string; since: string | null } | null;
-  /** The unserved rule's threshold: the schedule's stated worst-case lateness. */
-  unservedAfterSeconds?: number;
-  /** When the rule started firing (on firing and reminder events, and on resolved: how long it lasted). */
-  firingSince?: string | null;
-};
+export const alertDetailsSchema = z
+  .object({
+    status: z.enum([...HEALTH_STATUSES, "deleted"]),
+    sinceLastSuccessSeconds: z.number().nullable(),
+    deadRuns: z.number().int(),
+    oldestPendingAgeSeconds: z.number().nullable(),
+    lateAfterSeconds: z.number().nullable(),
+    backlogAfterSeconds: z.number().nullable(),
+    /** Seconds since the schedule was created: "late" counts from here when it never succeeded. */
+    ageSeconds: z.number(),
+    url: z.string(),
+    /** The handler no live worker serves and since when its oldest due run waits (the unserved rule); null when served. */
+    unservedHandler: unservedHandlerSchema.nullable().optional(),
+    /** The unserved rule's threshold: the schedule's stated worst-case lateness. */
+    unservedAfterSeconds: z.number().optional(),
+    /** The stuck run (the stuck rule): its id, start, since when it is stuck and the threshold it crossed; null when none. */
+    stuckRun: stuckRunSchema.nullable().optional(),
+    /** When the rule started firing (on firing and reminder events, and on resolved: how long it lasted). */
+    firingSince: z.string().nullable().optional(),
+  })
+  .strict();
+export type AlertDetails = z.infer<typeof alertDetailsSchema>;
 
 /** One (schedule, rule) verdict for the transition detector. */
 export type RuleVerdict = { scheduleId: number; scheduleName: string; rule: AlertRule; firing: boolean; details: AlertDetails };
@@ -56,6 +64,7 @@ export function verdictsFor(
     ageSeconds: round(health.ageSeconds) ?? 0,
     unservedHandler: health.unservedHandler,
     unservedAfterSeconds: health.unservedAfterSeconds,
+    stuckRun: health.stuckRun,
     url: scheduleUrl(publicUrl, schedule.name),
   };
   return ALERT_RULES.map((rule) => ({

@@ -4,7 +4,8 @@ import { AUDIT_PAGE_MAX, type AuditFilter } from "./queries";
 
 const instant = z.string().max(64).refine((s) => !Number.isNaN(Date.parse(s)), "must be an ISO 8601 instant").transform((s) => new Date(s));
 
-const querySchema = z
+/** GET /api/audit's (and a schedule's audit) query parameters. */
+export const auditQuerySchema = z
   .object({
     schedule: z.string().min(1).max(200).optional(),
     actor: z.string().min(1).max(200).optional(),
@@ -20,7 +21,7 @@ const querySchema = z
 export function parseAuditQuery(params: URLSearchParams): AuditFilter {
   const raw: Record<string, string> = {};
   for (const [k, v] of params) if (v !== "") raw[k] = v;
-  const parsed = querySchema.safeParse(raw);
+  const parsed = auditQuerySchema.safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue.code === "unrecognized_keys" ? issue.keys[0] : String(issue.path[0] ?? "query");

@@ -1,21 +1,27 @@
 import { sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { scheduleIdsByName } from "../schedules/queries";
 import { maskSecrets } from "../security/mask";
 
 /** One audit entry as the API shows it (secrets in before/after masked). */
-export type AuditView = {
-  id: number;
-  at: string;
-  actor: string;
-  actorKind: string;
-  action: string;
-  targetType: string;
-  targetId: string | null;
-  scheduleId: number | null;
-  before: unknown;
-  after: unknown;
-};
+export const auditViewSchema = z
+  .object({
+    id: z.number().int(),
+    at: z.string(),
+    actor: z.string(),
+    actorKind: z.string(),
+    action: z.string(),
+    targetType: z.string(),
+    targetId: z.string().nullable(),
+    scheduleId: z.number().int().nullable(),
+    before: z.unknown(),
+    after: z.unknown(),
+  })
+  .strict();
+export type AuditView = z.infer<typeof auditViewSchema>;
+/** A page of audit entries, newest first; `nextCursor` is the `cursor` of the next page. */
+export const auditPageSchema = z.object({ entries: z.array(auditViewSchema), nextCursor: z.number().int().nullable() }).strict();
 
 /** Filters for listAudit; every one optional. `cursor` is the last id of the previous page. */
 export type AuditFilter = { schedule?: string; scheduleId?: number; actor?: string; action?: string; from?: Date; to?: Date; cursor?: number; limit?: number };

@@ -25,7 +25,7 @@ type Executor = Pick<Db, "execute">;
 
 export type AuditEntry = {
   action: string; // e.g. "schedule.create", "schedule.update", "run.requeue"
-  targetType: "schedule" | "run" | "token" | "channel" | "person" | "system";
+  targetType: "schedule" | "run" | "token" | "channel" | "person" | "system" | "handler";
   targetId?: string | number | null;
   scheduleId?: number | null;
   before?: unknown;

@@ -4,7 +4,6 @@ import { clientAddress, FORWARDED_HEADER, isLoopbackAddress, isLoopbackHost, OUT
 import { checkLogin, secretsEqual } from "./passwords";
 import { readCookie, readSessionCookie, SECURE_SESSION_COOKIE, SESSION_COOKIE, sessionCookieHeader } from "./session";
 import { loadAccessSettings } from "./settings";
-import { LoginThrottle } from "./throttle";
 
 const loopbackOnly = loadAccessSettings({});
 const withCreds = loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1", SLOTKEEPER_VIEWER_PASSWORD: "viewer-password-1" });
@@ -80,40 +79,6 @@ describe("passwords and throttling", () => {
     expect(checkLogin(withCreds, "viewer", "op-password-1")).toBeNull();
     expect(checkLogin(withCreds, "admin", "op-password-1")).toBeNull();
     expect(checkLogin(loadAccessSettings({ SLOTKEEPER_OPERATOR_PASSWORD: "op-password-1" }), "viewer", "\0unset")).toBeNull();
-  });
-
-  it("lets five failures through, then makes each next try wait twice as long", () => {
-    const t = new LoginThrottle();
-    const a = { address: "203.0.113.7", account: "operator" };
-    for (let i = 0; i < 5; i++) {
-      expect(t.waitMs(a, 1_000)).toBe(0);
-      t.fail(a, 1_000);
-    }
-    expect(t.waitMs(a, 1_000)).toBe(1_000);
-    t.fail(a, 2_000);
-    expect(t.waitMs(a, 2_500)).toBe(1_500);
-    expect(t.waitMs(a, 4_000)).toBe(0);
-    t.succeed(a);
-    expect(t.waitMs(a, 2_000)).toBe(0);
-  });
-
-  it("delays an account only for addresses that have failed: a stranger cannot lock the real user out", () => {
-    const t = new LoginThrottle();
-    const stranger = { address: "203.0.113.7", account: "alice" };
-    for (let i = 0; i < 10; i++) t.fail(stranger, 1_000);
-    expect(t.waitMs(stranger, 1_000)).toBeGreaterThan(0);
-    // Alice at home: no failures from there, so the account's count does not hold her back.
-    expect(t.waitMs({ address: "198.51.100.1", account: "alice" }, 1_000)).toBe(0);
-    // Another of the stranger's addresses gets one guess, then the account's delay catches it.
-    const second = { address: "192.0.2.9", account: "alice" };
-    expect(t.waitMs(second, 1_000)).toBe(0);
-    t.fail(second, 1_000);
-    expect(t.waitMs(second, 1_000)).toBeGreaterThan(0);
-    // The real user signing in does not reset the account's count for the stranger.
-    t.succeed({ address: "198.51.100.1", account: "alice" });
-    expect(t.waitMs(second, 1_000)).toBeGreaterThan(0);
-    // Fifteen minutes later everything is forgotten.
-    expect(t.waitMs(second, 1_000 + 15 * 60_000 + 1)).toBe(0);
   });
 });
 

@@ -10,10 +10,20 @@ import { authenticatePerson } from "./people";
 import { overHttps, readSessionCookie, sessionCookieHeader } from "./session";
 import { createSession, deleteAccountSessions, deletePersonSessions, deleteSession, findSessionActor, type SessionOwner } from "./sessions";
 import { getAccessSettings, type AccessSettings } from "./settings";
-import { LoginThrottle } from "./throttle";
+import { recordLoginFailure, recordLoginSuccess, throttleWaitMs } from "./throttle";
 
-const g = globalThis as { __slotkeeperLoginThrottle?: LoginThrottle };
-const throttle = (g.__slotkeeperLoginThrottle ??= new LoginThrottle());
+/**
+ * Run a step of the sign-in throttle. It fails closed: when the counts cannot be read or stored
+ * (lib/auth/throttle.ts), the sign-in is refused with 503 saying so, never let through unthrottled.
+ */
+async function throttled<T>(what: "read" | "store", step: () => Promise<T>): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    getLog().error({ event: "auth:login:throttle", step: what, err });
+    throw new AppError("unavailable", `sign-in is unavailable: the failed sign-in counts could not be ${what === "read" ? "read" : "stored"}; try again shortly`);
+  }
+}
 
 /** Open a session for `owner` and the Set-Cookie header that hands it to the browser. */
 export async function openSession(req: Request, settings: AccessSettings, owner: SessionOwner): Promise<string> {
@@ -34,7 +44,8 @@ async function authenticate(settings: AccessSettings, user: string, password: st
 /**
  * POST /api/auth/login `{ user, password }`: check the password (the environment accounts in
  * constant time, people's scrypt hashes), slow repeated failures per client address and per
- * account (lib/auth/throttle.ts; 429 with Retry-After), and open a session.
+ * account (lib/auth/throttle.ts, counted in the database so every web process shares them; 429
+ * with Retry-After), and open a session.
  */
 export async function login(req: Request): Promise<Response> {
   const settings = getAccessSettings();
@@ -47,18 +58,18 @@ export async function login(req: Request): Promise<Response> {
   if (typeof password !== "string" || !password || password.length > 1024) throw new AppError("invalid", "password is required", "password");
 
   const attempt = { address: clientAddress(req.headers, settings).address, account: user };
-  const waitMs = throttle.waitMs(attempt);
+  const waitMs = await throttled("read", () => throttleWaitMs(getDb(), attempt));
   if (waitMs > 0) {
     const seconds = Math.ceil(waitMs / 1000);
     return Response.json({ error: { code: "rate_limited", message: `too many failed sign-ins; try again in ${seconds} s` } }, { status: 429, headers: { "retry-after": String(seconds) } });
   }
   const owner = await authenticate(settings, user, password);
   if (!owner) {
-    throttle.fail(attempt);
+    await throttled("store", () => recordLoginFailure(getDb(), attempt));
     getLog().warn({ event: "auth:login:failed", user: user.slice(0, 100), client: attempt.address ?? "unknown" });
     throw new AppError("unauthorized", "wrong user or password", "password");
   }
-  throttle.succeed(attempt);
+  await recordLoginSuccess(getDb(), attempt);
   const cookie = await openSession(req, settings, owner);
   const actor: Actor = { name: owner.account, kind: "user", role: owner.role, ...(owner.personId !== null ? { personId: owner.personId } : {}) };
   await recordAudit(getDb(), actor, { action: "auth.login", targetType: "system", after: { role: owner.role } });
@@ -67,7 +78,8 @@ export async function login(req: Request): Promise<Response> {
 
 /**
  * POST /api/auth/logout: delete this session's row and clear the cookie. With `?everywhere=1`,
- * delete every session of the same person (or environment account), audited.
+ * delete every session of the same person (or environment account). Audited either way, as who
+ * signed out (a cookie that names no live session ends nothing and writes nothing).
  */
 export async function logout(req: Request): Promise<Response> {
   const settings = getAccessSettings();
@@ -76,11 +88,16 @@ export async function logout(req: Request): Promise<Response> {
   const everywhere = ["1", "true"].includes(new URL(req.url).searchParams.get("everywhere") ?? "");
   if (id) {
     const db = getDb();
-    const actor = everywhere ? await findSessionActor(db, id, { operator: settings.operatorPassword, viewer: settings.viewerPassword }) : null;
-    if (actor) {
+    const actor = await findSessionActor(db, id, { operator: settings.operatorPassword, viewer: settings.viewerPassword });
+    if (actor && everywhere) {
       await db.transaction(async (tx) => {
         const ended = actor.personId !== undefined ? await deletePersonSessions(tx, actor.personId) : await deleteAccountSessions(tx, actor.name);
         await recordAudit(tx, actor, { action: "auth.logout_everywhere", targetType: "system", after: { signedOut: ended } });
+      });
+    } else if (actor) {
+      await db.transaction(async (tx) => {
+        await deleteSession(tx, id);
+        await recordAudit(tx, actor, { action: "auth.logout", targetType: "system" });
       });
     } else {
       await deleteSession(db, id);

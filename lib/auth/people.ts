@@ -1,4 +1,5 @@
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { recordAudit, type Actor } from "../audit/record";
@@ -14,7 +15,8 @@ import { deletePersonSessions } from "./sessions";
  */
 
 /** A person as the API lists them: never the password hash. */
-export type PersonView = { name: string; displayName: string | null; role: Role; createdAt: string; disabledAt: string | null };
+export const personViewSchema = z.object({ name: z.string(), displayName: z.string().nullable(), role: z.enum(ROLES), createdAt: z.string(), disabledAt: z.string().nullable() }).strict();
+export type PersonView = z.infer<typeof personViewSchema>;
 
 const COLUMNS = sql.raw(`id, name, display_name, role, created_at, disabled_at`);
 
@@ -98,9 +100,10 @@ export function ownPersonId(actor: Actor): number {
 /** A person's own password change: the current password must match; every session of theirs ends. */
 export async function changeOwnPassword(db: Db, actor: Actor, change: PasswordChange): Promise<void> {
   const personId = ownPersonId(actor);
-  const found = await db.execute<{ password_hash: string }>(sql`SELECT password_hash FROM people WHERE id = ${personId} AND disabled_at IS NULL`);
+  const found = await db.execute<{ password_hash: string | null }>(sql`SELECT password_hash FROM people WHERE id = ${personId} AND disabled_at IS NULL`);
   const current = found.rows[0];
   if (!current) throw new AppError("unauthorized", "this account no longer exists or is disabled");
+  if (current.password_hash === null) throw new AppError("forbidden", "this account signs in with single sign-on (OpenID Connect); its password is kept by the provider");
   if (!(await verifyPassword(change.currentPassword, current.password_hash))) throw new AppError("invalid", "currentPassword is wrong", "currentPassword");
   const hash = await hashPassword(change.newPassword);
   await db.transaction(async (tx) => {
@@ -115,11 +118,11 @@ export async function changeOwnPassword(db: Db, actor: Actor, change: PasswordCh
  * An unknown name is verified against a decoy hash, so the time taken does not say which exist.
  */
 export async function authenticatePerson(db: Db, name: string, password: string): Promise<{ id: number; name: string; role: Role } | null> {
-  const found = await db.execute<{ id: string; name: string; role: string; password_hash: string; disabled: boolean }>(
+  const found = await db.execute<{ id: string; name: string; role: string; password_hash: string | null; disabled: boolean }>(
     sql`SELECT id, name, role, password_hash, disabled_at IS NOT NULL AS disabled FROM people WHERE name = ${name}`,
   );
   const row = found.rows[0];
   const ok = await verifyPassword(password, row?.password_hash ?? (await decoyHash()));
-  if (!row || !ok || row.disabled) return null;
+  if (!row || row.password_hash === null || !ok || row.disabled) return null;
   return { id: Number(row.id), name: row.name, role: toRole(row.role) };
 }

@@ -1,27 +1,31 @@
 import { createHash, randomBytes } from "node:crypto";
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { recordAudit, type Actor } from "../audit/record";
-import { roleOfScope, scopeCovers, scopeOfRole, toScope, type Scope } from "./scopes";
+import { roleOfScope, SCOPES, scopeCovers, scopeOfRole, toScope } from "./scopes";
 import type { TokenInput } from "./token-input";
 
 /** Prefix of every token, so leaked ones are easy to grep for in logs and repositories. */
 export const TOKEN_PREFIX = "skt_";
 
 /** A token as the API lists it: never the secret, never its hash. */
-export type TokenView = {
-  id: number;
-  name: string;
-  scope: Scope;
-  /** Empty: every schedule; otherwise only schedules with at least one of these tags. */
-  scheduleTags: string[];
-  expiresAt: string | null;
-  createdBy: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-};
+export const tokenViewSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    scope: z.enum(SCOPES),
+    /** Empty: every schedule; otherwise only schedules with at least one of these tags. */
+    scheduleTags: z.array(z.string()),
+    expiresAt: z.string().nullable(),
+    createdBy: z.string(),
+    createdAt: z.string(),
+    lastUsedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
+  })
+  .strict();
+export type TokenView = z.infer<typeof tokenViewSchema>;
 
 /** The sha256 of a token, hex: what the database stores and looks up. */
 export function hashToken(token: string): string {

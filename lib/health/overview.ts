@@ -1,18 +1,24 @@
 import { sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
-import { getScheduleHealth, type ScheduleHealth } from "./schedule-health";
+import { getScheduleHealth, scheduleHealthSchema } from "./schedule-health";
 import { WORKER_ALIVE_SECONDS } from "../workers/liveness";
+import { getFleetSummary, statusCountsSchema, waitHistogramSchema } from "./fleet-summary";
 
 /** Counts for the Overview header; the run counts read run_queue's partial indexes (unfinished runs only, never the history). */
-export type OverviewTotals = {
-  schedules: number;
-  paused: number;
-  workersAlive: number;
-  pending: number;
-  running: number;
-  dead: number;
-  now: string;
-};
+export const overviewTotalsSchema = z
+  .object({
+    schedules: z.number().int(),
+    paused: z.number().int(),
+    workersAlive: z.number().int(),
+    pending: z.number().int(),
+    running: z.number().int(),
+    dead: z.number().int(),
+    /** The database clock (sk_now()). */
+    now: z.string(),
+  })
+  .strict();
+export type OverviewTotals = z.infer<typeof overviewTotalsSchema>;
 
 export { WORKER_ALIVE_SECONDS };
 
@@ -48,19 +54,23 @@ export async function getOverviewTotals(db: Db): Promise<OverviewTotals> {
 }
 
 /** One schedule's row on the Overview: what it runs, when, and its health. */
-export type OverviewSchedule = {
-  id: number;
-  name: string;
-  handler: string;
-  cron: string | null;
-  everySeconds: number | null;
-  timezone: string;
-  catchUp: "skip" | "latest" | "all";
-  enabled: boolean;
-} & ScheduleHealth;
+export const overviewScheduleSchema = scheduleHealthSchema
+  .extend({
+    id: z.number().int(),
+    name: z.string(),
+    handler: z.string(),
+    cron: z.string().nullable(),
+    everySeconds: z.number().int().nullable(),
+    timezone: z.string(),
+    catchUp: z.enum(["skip", "latest", "all"]),
+    enabled: z.boolean(),
+  })
+  .strict();
+export type OverviewSchedule = z.infer<typeof overviewScheduleSchema>;
 
-/** Live schedules by name (at most `limit`), each with its health. */
-export async function listOverviewSchedules(db: Db, limit = 500): Promise<OverviewSchedule[]> {
+/** These schedules, in this order, each with its health (ids of deleted or unknown schedules are left out). */
+export async function overviewSchedulesByIds(db: Db, ids: number[]): Promise<OverviewSchedule[]> {
+  if (ids.length === 0) return [];
   const r = await db.execute<{
     id: number;
     name: string;
@@ -72,11 +82,36 @@ export async function listOverviewSchedules(db: Db, limit = 500): Promise<Overvi
     enabled: boolean;
   }>(sql`
     SELECT id, name, handler, cron, every_seconds, timezone, catch_up, enabled
-    FROM schedules WHERE deleted_at IS NULL ORDER BY name LIMIT ${limit}`);
-  const health = await getScheduleHealth(db, r.rows.map((s) => Number(s.id)));
-  return r.rows.flatMap((s) => {
-    const h = health.get(Number(s.id));
-    if (!h) return [];
-    return [{ id: Number(s.id), name: s.name, handler: s.handler, cron: s.cron, everySeconds: s.every_seconds, timezone: s.timezone, catchUp: s.catch_up, enabled: s.enabled, ...h }];
+    FROM schedules WHERE deleted_at IS NULL AND id = ANY(${sql.param(ids)}::bigint[])`);
+  const byId = new Map(r.rows.map((s) => [Number(s.id), s]));
+  const health = await getScheduleHealth(db, ids);
+  return ids.flatMap((id) => {
+    const s = byId.get(id);
+    const h = health.get(id);
+    if (!s || !h) return [];
+    return [{ id, name: s.name, handler: s.handler, cron: s.cron, everySeconds: s.every_seconds, timezone: s.timezone, catchUp: s.catch_up, enabled: s.enabled, ...h }];
   });
+}
+
+/** The Overview's answer: header totals, counts by status, the two worst-50 lists and the due runs' waits. */
+export const overviewSummarySchema = z
+  .object({
+    totals: overviewTotalsSchema,
+    statusCounts: statusCountsSchema,
+    /** The 50 longest since their last success (never succeeded first), worst first. */
+    worstSinceLastSuccess: z.array(overviewScheduleSchema),
+    /** The 50 whose oldest due pending run has waited longest, worst first. */
+    worstOldestPending: z.array(overviewScheduleSchema),
+    pendingWait: waitHistogramSchema,
+  })
+  .strict();
+export type OverviewSummary = z.infer<typeof overviewSummarySchema>;
+
+export async function getOverview(db: Db): Promise<OverviewSummary> {
+  const [totals, summary] = await Promise.all([getOverviewTotals(db), getFleetSummary(db)]);
+  const [worstSinceLastSuccess, worstOldestPending] = await Promise.all([
+    overviewSchedulesByIds(db, summary.worstSinceLastSuccess),
+    overviewSchedulesByIds(db, summary.worstOldestPending),
+  ]);
+  return { totals, statusCounts: summary.statusCounts, worstSinceLastSuccess, worstOldestPending, pendingWait: summary.pendingWait };
 }

@@ -11,48 +11,60 @@
  * - unserved: no live worker serves the schedule's handler and its oldest due pending run has
  *   waited longer than the schedule's stated worst-case lateness (lib/schedules/lateness.ts): the
  *   run waits for a worker that has the handler (routing), not for a slot. Not a status of its own.
+ * - stuck: a run of the schedule keeps heartbeating far past its timeout or its usual duration
+ *   (lib/runs/stuck.ts, the one definition). Not a status of its own either.
  * - paused: the schedule is disabled; its numbers are still reported.
  *
  * Ages are computed in SQL against sk_now() (one clock decides); only the threshold, which needs
- * the cron maths, is computed here. Each number is read through an index per schedule:
- * runs_slot_key (newest first) for the last success, run_queue_dead_idx for dead runs and
- * run_queue_pending_idx for the oldest slot still waiting — never a scan of the whole runs table.
+ * the cron maths, is computed here. The last success is stored per schedule (schedule_last_success:
+ * the latest finish of its done runs, kept by the runs triggers, read by its key); the others are
+ * read through an index per schedule: run_queue_dead_idx for dead runs and run_queue_pending_idx
+ * for the oldest slot still waiting — never a scan of the whole runs table.
  */
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
+import { z } from "zod";
 import type { Db } from "../db/client";
 import { typicalGapSeconds, type Timing } from "../schedules/timing";
 import { worstCaseLatenessSeconds } from "../schedules/lateness";
-import { unservedSql, type UnservedHandler } from "../runs/unserved";
+import { unservedHandlerSchema, unservedSql } from "../runs/unserved";
+import { STUCK_MIN_AFTER_SECONDS, stuckAfterSql, stuckRunSchema } from "../runs/stuck";
 
-export type HealthStatus = "healthy" | "late" | "failing" | "backlogged" | "paused";
-
-export type ScheduleHealth = {
-  /** Seconds since the last run finished successfully; null when none has. */
-  sinceLastSuccessSeconds: number | null;
-  /** Runs in state dead (exhausted their attempts or failed for good). */
-  deadRuns: number;
-  /** Seconds the oldest due pending run has waited since its slot; null when none is waiting. */
-  oldestPendingAgeSeconds: number | null;
-  status: HealthStatus;
-  /** The since-last-success threshold above which the schedule is late (Infinity → null). */
-  lateAfterSeconds: number | null;
-  /** The oldest-pending-age threshold above which the schedule is backlogged. */
-  backlogAfterSeconds: number | null;
-  /** Seconds since the schedule was created: what "late" is judged by when it never succeeded. */
-  ageSeconds: number;
-  /**
-   * Set when no live worker serves the schedule's handler: the handler, and when its oldest due
-   * pending run started waiting (null when none waits yet).
-   */
-  unservedHandler: UnservedHandler | null;
-  /** The wait above which an unserved run breaks the unserved rule: the stated worst-case lateness. */
-  unservedAfterSeconds: number;
-  /** Which rules hold right now, each on its own (the status shows only the most urgent). */
-  rules: HealthRules;
-};
+export const HEALTH_STATUSES = ["healthy", "late", "failing", "backlogged", "paused"] as const;
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
 
 /** The three health rules, evaluated independently; alerts and metrics use these, the status orders them. */
-export type HealthRules = { late: boolean; failing: boolean; backlogged: boolean; unserved: boolean };
+export const healthRulesSchema = z.object({ late: z.boolean(), failing: z.boolean(), backlogged: z.boolean(), unserved: z.boolean(), stuck: z.boolean() }).strict();
+export type HealthRules = z.infer<typeof healthRulesSchema>;
+
+export const scheduleHealthSchema = z
+  .object({
+    /** Seconds since the last run finished successfully; null when none has. */
+    sinceLastSuccessSeconds: z.number().nullable(),
+    /** Runs in state dead (exhausted their attempts or failed for good). */
+    deadRuns: z.number().int(),
+    /** Seconds the oldest due pending run has waited since its slot; null when none is waiting. */
+    oldestPendingAgeSeconds: z.number().nullable(),
+    status: z.enum(HEALTH_STATUSES),
+    /** The since-last-success threshold above which the schedule is late (Infinity → null). */
+    lateAfterSeconds: z.number().nullable(),
+    /** The oldest-pending-age threshold above which the schedule is backlogged. */
+    backlogAfterSeconds: z.number().nullable(),
+    /** Seconds since the schedule was created: what "late" is judged by when it never succeeded. */
+    ageSeconds: z.number(),
+    /**
+     * Set when no live worker serves the schedule's handler: the handler, and when its oldest due
+     * pending run started waiting (null when none waits yet).
+     */
+    unservedHandler: unservedHandlerSchema.nullable(),
+    /** The wait above which an unserved run breaks the unserved rule: the stated worst-case lateness. */
+    unservedAfterSeconds: z.number(),
+    /** The schedule's stuck run (its oldest running attempt past the stuck threshold), or null. */
+    stuckRun: stuckRunSchema.nullable(),
+    /** Which rules hold right now, each on its own (the status shows only the most urgent). */
+    rules: healthRulesSchema,
+  })
+  .strict();
+export type ScheduleHealth = z.infer<typeof scheduleHealthSchema>;
 
 /** Default slack on top of two intervals: covers a poll interval and a normal handler run. */
 export const DEFAULT_LATE_GRACE_SECONDS = 30;
@@ -82,7 +94,8 @@ function timingOf(s: HealthInputs): Timing | null {
 let gapsAt = Number.NaN;
 const gaps = new Map<string, number>();
 
-function gapSeconds(s: HealthInputs, now: Date): number {
+/** The typical gap between slots (Infinity when it never fires), worked out once per expression and instant. */
+export function gapSeconds(s: HealthInputs, now: Date): number {
   const timing = timingOf(s);
   if (!timing) return Number.POSITIVE_INFINITY;
   if (timing.cron === null || timing.cron === undefined) return typicalGapOrNever(timing, now);
@@ -132,6 +145,8 @@ type HealthNumbers = {
   unservedWaitSeconds?: number | null;
   /** The stated worst-case lateness: the unserved rule's threshold. */
   unservedAfterSeconds?: number;
+  /** A run of the schedule is stuck (lib/runs/stuck.ts). */
+  stuck?: boolean;
 };
 
 /**
@@ -141,8 +156,9 @@ type HealthNumbers = {
  * schedule breaks no rule: nobody expects it to run.
  */
 export function evaluateHealthRules(n: HealthNumbers, lateAfterSeconds: number, backlogAfterSeconds: number): HealthRules {
-  if (!n.enabled) return { late: false, failing: false, backlogged: false, unserved: false };
+  if (!n.enabled) return { late: false, failing: false, backlogged: false, unserved: false, stuck: false };
   return {
+    stuck: n.stuck === true,
     unserved: n.unservedWaitSeconds != null && n.unservedAfterSeconds !== undefined && n.unservedWaitSeconds > n.unservedAfterSeconds,
     failing: n.deadRuns > 0,
     late: (n.sinceLastSuccessSeconds ?? n.ageSeconds) > lateAfterSeconds,
@@ -175,6 +191,10 @@ type Row = {
   unserved: boolean;
   unserved_since: Date | null;
   unserved_wait: number | null;
+  stuck_run_id: number | null;
+  running_since: Date | null;
+  stuck_since: Date | null;
+  stuck_after: number | null;
   since_last_success: number | null;
   dead_runs: number;
   oldest_pending_age: number | null;
@@ -184,10 +204,20 @@ type Row = {
 
 /** Health for each of the given schedules (deleted ones included if asked for by id). */
 export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: number[]): Promise<Map<number, ScheduleHealth>> {
+  return (await getScheduleHealthAt(db, scheduleIds)).health;
+}
+
+/**
+ * Health as getScheduleHealth reads it, with the one database clock reading (`at`) its ages were
+ * measured against: the alert pass turns ages into the instants a verdict would change (null when
+ * no schedule was found).
+ */
+export async function getScheduleHealthAt(db: Pick<Db, "execute">, scheduleIds: number[]): Promise<{ at: Date | null; health: Map<number, ScheduleHealth> }> {
   const out = new Map<number, ScheduleHealth>();
-  if (scheduleIds.length === 0) return out;
-  // The last success: the newest done runs by slot (runs_slot_key), then the latest finish
-  // among a few of them, so a retried or backfilled slot finishing late still counts.
+  if (scheduleIds.length === 0) return { at: null, health: out };
+  let at: Date | null = null;
+  // The last success is stored per schedule (schedule_last_success, raised by the runs triggers
+  // whenever a run finishes done, never lowered).
   // One clock reading for the whole read: sk_now() is a function PostgreSQL cannot inline, and
   // called bare it would run five times per schedule.
   const r = await db.execute<Row>(sql`
@@ -195,19 +225,16 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       s.late_after_seconds, s.late_grace_seconds, s.backlog_after_seconds, s.jitter_seconds, s.lease_seconds, s.handler,
       un.unserved, CASE WHEN un.unserved THEN ow.run_after END AS unserved_since,
       CASE WHEN un.unserved THEN extract(epoch FROM c.now - ow.run_after)::float8 END AS unserved_wait,
-      extract(epoch FROM c.now - ls.finished_at)::float8 AS since_last_success,
+      rn.run_id AS stuck_run_id, rn.started_at AS running_since, st.after_seconds AS stuck_after,
+      CASE WHEN rn.started_at + make_interval(secs => st.after_seconds) < c.now THEN rn.started_at + make_interval(secs => st.after_seconds) END AS stuck_since,
+      extract(epoch FROM c.now - ls.last_success_at)::float8 AS since_last_success,
       (SELECT count(*) FROM run_queue d WHERE d.schedule_id = s.id AND d.state = 'dead')::int AS dead_runs,
       extract(epoch FROM c.now - op.scheduled_for)::float8 AS oldest_pending_age,
       greatest(0, extract(epoch FROM c.now - s.created_at))::float8 AS age,
       c.now
     FROM (SELECT sk_now() AS now OFFSET 0) c
     CROSS JOIN schedules s
-    LEFT JOIN LATERAL (
-      SELECT max(x.finished_at) AS finished_at FROM (
-        SELECT r.finished_at FROM runs r
-        WHERE r.schedule_id = s.id AND r.state = 'done'
-        ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT 20) x
-    ) ls ON true
+    LEFT JOIN schedule_last_success ls ON ls.schedule_id = s.id
     LEFT JOIN LATERAL (
       SELECT p.scheduled_for FROM run_queue p
       WHERE p.schedule_id = s.id AND p.state = 'pending' AND p.scheduled_for <= c.now
@@ -220,6 +247,15 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       WHERE un.unserved AND p.schedule_id = s.id AND p.state = 'pending' AND p.run_after <= c.now
       ORDER BY p.scheduled_for LIMIT 1
     ) ow ON true
+    -- Stuck (lib/runs/stuck.ts): the oldest running attempt with a live lease old enough to be stuck
+    -- (run_queue_running_idx), then the schedule's threshold, read only for such a schedule.
+    LEFT JOIN LATERAL (
+      SELECT p.run_id, p.started_at FROM run_queue p
+      WHERE p.schedule_id = s.id AND p.state = 'running' AND p.lease_expires_at > c.now
+        AND p.started_at <= c.now - make_interval(secs => ${STUCK_MIN_AFTER_SECONDS})
+      ORDER BY p.started_at LIMIT 1
+    ) rn ON true
+    LEFT JOIN LATERAL (SELECT ${stuckAfterSql("s")} AS after_seconds WHERE rn.run_id IS NOT NULL) st ON true
     WHERE s.id = ANY(${sql.param(scheduleIds)}::bigint[])`);
   for (const row of r.rows) {
     const inputs: HealthInputs = {
@@ -232,6 +268,7 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       backlogAfterSeconds: row.backlog_after_seconds,
     };
     const now = new Date(row.now);
+    at = now;
     const lateAfter = lateAfterSecondsFor(inputs, now);
     const backlogAfter = backlogAfterSecondsFor(inputs, now);
     const numbers = {
@@ -242,6 +279,7 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       oldestPendingAgeSeconds: row.oldest_pending_age === null ? null : Math.max(0, row.oldest_pending_age),
       unservedWaitSeconds: row.unserved_wait === null ? null : Math.max(0, row.unserved_wait),
       unservedAfterSeconds: worstCaseLatenessSeconds({ jitterSeconds: row.jitter_seconds, leaseSeconds: row.lease_seconds }),
+      stuck: row.stuck_since !== null,
     };
     out.set(Number(row.id), {
       sinceLastSuccessSeconds: numbers.sinceLastSuccessSeconds,
@@ -253,8 +291,12 @@ export async function getScheduleHealth(db: Pick<Db, "execute">, scheduleIds: nu
       ageSeconds: numbers.ageSeconds,
       unservedHandler: row.unserved ? { handler: row.handler, since: row.unserved_since ? new Date(row.unserved_since).toISOString() : null } : null,
       unservedAfterSeconds: numbers.unservedAfterSeconds,
+      stuckRun:
+        row.stuck_since !== null
+          ? { runId: Number(row.stuck_run_id), startedAt: new Date(row.running_since!).toISOString(), since: new Date(row.stuck_since).toISOString(), afterSeconds: Number(row.stuck_after) }
+          : null,
       rules: evaluateHealthRules(numbers, lateAfter, backlogAfter),
     });
   }
-  return out;
+  return { at, health: out };
 }

@@ -18,7 +18,7 @@
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getOverviewTotals } from "../health/overview";
-import { getScheduleHealth, type HealthStatus, type ScheduleHealth } from "../health/schedule-health";
+import { getScheduleHealth, HEALTH_STATUSES, type HealthStatus, type ScheduleHealth } from "../health/schedule-health";
 import type { PerScheduleMetrics } from "./per-schedule";
 
 /** Above this many rows (planner estimate), done/skipped counts come from statistics, not count(*). */
@@ -26,8 +26,8 @@ export const ESTIMATE_ABOVE_ROWS = 200_000;
 /** Schedules whose health is read per statement. */
 export const HEALTH_PAGE_SIZE = 2_000;
 
-export const HEALTH_STATUSES: HealthStatus[] = ["healthy", "late", "failing", "backlogged", "paused"];
-export const HEALTH_RULE_NAMES = ["late", "failing", "backlogged"] as const;
+/** The rules counted by `slotkeeper_schedules_rule_holding` and reported per schedule: every alert rule. */
+export const HEALTH_RULE_NAMES = ["late", "failing", "backlogged", "unserved", "stuck"] as const;
 
 /** One schedule reported on its own (opt-in). */
 export type ScheduleSeries = { name: string; enabled: boolean; health: ScheduleHealth };

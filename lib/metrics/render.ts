@@ -5,7 +5,7 @@
  * did live in each worker (lib/metrics/worker-metrics.ts), where they only grow.
  */
 import { Gauge, Registry } from "prom-client";
-import type { MetricsSnapshot } from "./collect";
+import { HEALTH_RULE_NAMES, type MetricsSnapshot } from "./collect";
 
 /** The Prometheus text for one scrape, and its content type. */
 export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string; contentType: string }> {
@@ -14,7 +14,7 @@ export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string;
 
   const byStatus = gauge("slotkeeper_schedules", "Live schedules by health status (healthy, late, failing, backlogged, paused) and handler.", ["status", "handler"]);
   for (const e of s.schedulesByStatus) byStatus.set({ status: e.status, handler: e.handler }, e.count);
-  const holding = gauge("slotkeeper_schedules_rule_holding", "Live schedules for which the built-in health rule (late, failing, backlogged) holds right now.", ["rule"]);
+  const holding = gauge("slotkeeper_schedules_rule_holding", "Live schedules for which the built-in health rule (late, failing, backlogged, unserved, stuck) holds right now.", ["rule"]);
   for (const r of s.rulesHolding) holding.set({ rule: r.rule }, r.count);
 
   // Per schedule: only the schedules SLOTKEEPER_METRICS_PER_SCHEDULE selects (none by default).
@@ -25,7 +25,7 @@ export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string;
   const lateAfter = gauge("slotkeeper_schedule_late_after_seconds", "Since-last-success threshold above which the schedule is late.", ["schedule"]);
   const backlogAfter = gauge("slotkeeper_schedule_backlog_after_seconds", "Oldest-pending-age threshold above which the schedule is backlogged.", ["schedule"]);
   const enabled = gauge("slotkeeper_schedule_enabled", "1 when the schedule is enabled, 0 when paused.", ["schedule"]);
-  const rule = gauge("slotkeeper_schedule_rule_firing", "1 when the built-in health rule (late, failing, backlogged) holds for the schedule.", ["schedule", "rule"]);
+  const rule = gauge("slotkeeper_schedule_rule_firing", "1 when the built-in health rule (late, failing, backlogged, unserved, stuck) holds for the schedule.", ["schedule", "rule"]);
   for (const { name, enabled: on, health: h } of s.schedules) {
     const l = { schedule: name };
     if (h.sinceLastSuccessSeconds !== null) since.set(l, h.sinceLastSuccessSeconds);
@@ -35,7 +35,7 @@ export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string;
     if (h.lateAfterSeconds !== null) lateAfter.set(l, h.lateAfterSeconds);
     if (h.backlogAfterSeconds !== null) backlogAfter.set(l, h.backlogAfterSeconds);
     enabled.set(l, on ? 1 : 0);
-    for (const r of ["late", "failing", "backlogged"] as const) rule.set({ ...l, rule: r }, h.rules[r] ? 1 : 0);
+    for (const r of HEALTH_RULE_NAMES) rule.set({ ...l, rule: r }, h.rules[r] ? 1 : 0);
   }
 
   const runs = gauge(

@@ -1,0 +1,269 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createDb, createPool, type Db } from "../db/client";
+import { getScheduleHealth } from "../health/schedule-health";
+import { finishRuns } from "../runs/finish";
+import { setClock } from "../testing/clock";
+import { setupTestDatabase } from "../testing/db";
+import { makeRun, makeRuns, makeSchedule, RUNS_BY_HAND } from "../testing/factories";
+import { registerWorker } from "../workers/registry";
+import { evaluateAlerts, type EvaluateOptions } from "./evaluate";
+import { verdictsFor } from "./rules";
+
+// The alert pass reads what changed or came due, not the fleet (lib/alerts/watch.ts). The oracles
+// here are outside the pass: the table statistics PostgreSQL keeps of the tuples each table gave
+// out, the event history, and the full-scan verdicts of every schedule (what a pass used to read).
+const t = setupTestDatabase({ poolSize: 3 });
+const opts: EvaluateOptions = { publicUrl: "http://console.test", reminderSeconds: 3600 };
+const T0 = Date.parse("2030-01-01T10:00:00Z");
+const at = (seconds: number) => new Date(T0 + seconds * 1000);
+
+async function events() {
+  const { rows } = await t.pool.query<{ schedule_id: number; rule: string; kind: string }>("SELECT schedule_id::int, rule, kind FROM alert_events ORDER BY id");
+  return rows;
+}
+
+type Reads = Record<"schedules" | "runs" | "run_queue", number>;
+
+/**
+ * Run one pass on its own connections and return the tuples it read from the fleet's tables, from
+ * pg_stat_user_tables. A backend reports its statistics when it exits, so the pass's pool is closed
+ * and its backends are waited out (by pid) before the counters are read.
+ */
+async function measuredPass(): Promise<{ reads: Reads; checked: number }> {
+  // The test's own connections report what they read first (the setup reads whole tables).
+  const own = await Promise.all([0, 1, 2].map(() => t.pool.connect()));
+  for (const c of own) {
+    await c.query("SELECT pg_stat_force_next_flush()");
+    await c.query("SELECT 1");
+  }
+  own.forEach((c) => c.release());
+  const before = await tupleReads();
+  const db = createDb(createPool(t.url, { max: 2 }));
+  let pids: number[] = [];
+  let checked = 0;
+  try {
+    const r = await evaluateAlerts(db, opts);
+    expect(r.evaluated).toBe(true);
+    checked = r.checked;
+    const clients = await Promise.all([db.$client.connect(), db.$client.connect()]);
+    pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid));
+    clients.forEach((c) => c.release());
+  } finally {
+    await db.$client.end();
+  }
+  for (;;) {
+    const { rows } = await t.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]);
+    if (rows[0].n === 0) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await t.pool.query("SELECT pg_stat_clear_snapshot()");
+  const after = await tupleReads();
+  return { reads: { schedules: after.schedules - before.schedules, runs: after.runs - before.runs, run_queue: after.run_queue - before.run_queue }, checked };
+}
+
+async function tupleReads(): Promise<Reads> {
+  const { rows } = await t.pool.query<{ relname: keyof Reads; n: string }>(
+    "SELECT relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS n FROM pg_stat_user_tables WHERE relname IN ('schedules', 'runs', 'run_queue')",
+  );
+  return Object.fromEntries(rows.map((r) => [r.relname, Number(r.n)])) as Reads;
+}
+
+describe("an alert pass costs what changed", () => {
+  it("with 20,000 schedules: the first pass reads them all, a pass with nothing changed reads none, a pass after 50 finishes reads those 50", async () => {
+    await setClock(t.pool, at(0));
+    // 20,000 schedules every 300 s (late after 630 s), each with one success at 0 s, in bulk.
+    await t.pool.query(`
+      INSERT INTO schedules (name, handler, every_seconds, timezone, enabled, next_slot_at, partition, created_at, updated_at, catch_up)
+      SELECT 'bulk-' || g, 'noop', 300, 'UTC', true, sk_now() + interval '300 s', 0, sk_now(), sk_now(), 'all'
+      FROM generate_series(1, 20000) g`);
+    await t.pool.query(`
+      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, started_at, finished_at, duration_ms)
+      SELECT s.id, 0, sk_now(), sk_now(), sk_now(), 'done', 1, 3, sk_now(), sk_now(), 100 FROM schedules s`);
+    await t.pool.query("ANALYZE schedules, runs, run_queue, alert_watch");
+
+    const first = await measuredPass();
+    expect(first.checked).toBe(20_000);
+    expect(first.reads.schedules).toBeGreaterThanOrEqual(20_000);
+
+    await setClock(t.pool, at(60));
+    const idle = await measuredPass();
+    expect(idle.checked).toBe(0);
+    expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0 });
+
+    // 50 runs succeed (the real finish statement): the next pass reads those 50 schedules, a few
+    // tuples each, and nothing of the other 19,950.
+    const { rows: picked } = await t.pool.query<{ id: number }>("SELECT id::int FROM schedules ORDER BY id LIMIT 50");
+    for (const s of picked) await makeRun(t.db, { scheduleId: s.id, state: "running", scheduledFor: at(60), startedAt: at(60), leaseOwner: "w1" });
+    await setClock(t.pool, at(61));
+    const { rows: running } = await t.pool.query<{ run_id: number; schedule_id: number }>("SELECT run_id::int, schedule_id::int FROM run_queue WHERE state = 'running'");
+    await finishRuns(t.db, "w1", running.map((r) => ({ id: r.run_id, scheduleId: r.schedule_id, attempt: 1, outcome: "succeeded" as const, durationMs: 1000 })));
+    const busy = await measuredPass();
+    expect(busy.checked).toBe(50);
+    expect(busy.reads.schedules).toBeLessThan(50 * 10);
+    expect(busy.reads.run_queue).toBeLessThan(50 * 10);
+    expect(busy.reads.runs).toBeLessThan(50 * 60);
+    expect(await events()).toEqual([]);
+  }, 120_000);
+});
+
+describe("deadlines passing with nothing written", () => {
+  it("a schedule becomes late, backlogged and stuck by the clock alone, each caught by the first pass after its instant", async () => {
+    await setClock(t.pool, at(0));
+    const late = await makeSchedule(t.db, { name: "late-by-time", everySeconds: 300, ...{ catchUp: "all" } }); // late after 630 s
+    await makeRun(t.db, { scheduleId: late.id, state: "done", scheduledFor: at(0), startedAt: at(0), finishedAt: at(0), durationMs: 10 });
+    const backlog = await makeSchedule(t.db, { name: "backlog-by-time", everySeconds: 3600, backlogAfterSeconds: 120 });
+    await makeRuns(t.db, backlog.id, [{ scheduledFor: at(100) }]); // pending, due at 100 s: backlogged after 220 s
+    await makeRun(t.db, { scheduleId: backlog.id, state: "done", scheduledFor: at(-60), startedAt: at(-60), finishedAt: at(-1), durationMs: 10 });
+    const stuck = await makeSchedule(t.db, { ...RUNS_BY_HAND, enabled: true, name: "stuck-by-time", timeoutSeconds: 30, lateAfterSeconds: 100_000, backlogAfterSeconds: 100_000, leaseSeconds: 600 });
+    const [pending] = await makeRuns(t.db, stuck.id, [{ scheduledFor: at(10) }]);
+    await registerWorker(t.db, { id: "w-live", concurrency: 1, handlers: [{ name: "noop", idempotent: true, description: "noop" }], version: "t" });
+
+    expect((await evaluateAlerts(t.db, opts)).checked).toBe(3);
+    // A claim writes run_queue alone (no log): the pending run starts at 20 s with a long lease,
+    // stuck after 30 + 60 = 90 s of running, at 110 s. Its 600 s lease puts the unserved instant at
+    // 612 s and its backlog threshold the backlogged one later still: only the bound on what a
+    // claim can change brings the pass back in time.
+    await setClock(t.pool, at(20));
+    await t.pool.query(
+      "UPDATE run_queue SET state = 'running', attempts = 1, lease_owner = 'w-live', started_at = sk_now(), lease_expires_at = sk_now() + interval '1 day', run_after = sk_now() + interval '1 day' WHERE run_id = $1",
+      [pending],
+    );
+    await setClock(t.pool, at(21));
+    expect((await evaluateAlerts(t.db, opts)).checked).toBe(0);
+
+    const firingAt = async (s: number) => {
+      await setClock(t.pool, at(s));
+      await registerWorker(t.db, { id: "w-live", concurrency: 1, handlers: [{ name: "noop", idempotent: true, description: "noop" }], version: "t" });
+      await evaluateAlerts(t.db, opts);
+      return (await events()).filter((e) => e.kind === "firing").map((e) => `${e.schedule_id}:${e.rule}`);
+    };
+    expect(await firingAt(105)).toEqual([]);
+    expect(await firingAt(111)).toEqual([`${stuck.id}:stuck`]);
+    expect(await firingAt(219)).toEqual([`${stuck.id}:stuck`]);
+    expect(await firingAt(221)).toEqual([`${stuck.id}:stuck`, `${backlog.id}:backlogged`]);
+    expect(await firingAt(630)).toEqual([`${stuck.id}:stuck`, `${backlog.id}:backlogged`]);
+    expect(await firingAt(631)).toEqual([`${stuck.id}:stuck`, `${backlog.id}:backlogged`, `${late.id}:late`]);
+    expect(await firingAt(700)).toHaveLength(3);
+  });
+});
+
+describe("concurrent evaluators", () => {
+  let workers: Db[];
+  beforeAll(() => {
+    workers = [0, 1, 2, 3].map(() => createDb(createPool(t.url, { max: 2 })));
+  });
+  afterAll(async () => {
+    await Promise.all((workers ?? []).map((w) => w.$client.end()));
+  });
+
+  it("four evaluators at once record one firing and one resolved event per transition of written and of timed changes", async () => {
+    await setClock(t.pool, at(0));
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await makeSchedule(t.db, { ...RUNS_BY_HAND, enabled: true, everySeconds: 300 })).id);
+    const dead = await Promise.all(ids.slice(0, 10).map((id) => makeRun(t.db, { scheduleId: id, state: "dead", scheduledFor: at(-10) })));
+    const all = async (s: number) => {
+      await setClock(t.pool, at(s));
+      for (let round = 0; round < 3; round++) await Promise.all(workers.map((w) => evaluateAlerts(w, opts)));
+    };
+    await all(1); // ten failing by a write
+    await all(700); // all twenty late by time (never succeeded, created at 0, late after 630 s)
+    await t.pool.query("UPDATE runs SET state = 'skipped', finished_at = sk_now() WHERE id = ANY($1)", [dead.map((r) => r.id)]);
+    await t.pool.query("DELETE FROM run_queue WHERE run_id = ANY($1)", [dead.map((r) => r.id)]);
+    for (const id of ids) await makeRun(t.db, { scheduleId: id, state: "done", scheduledFor: at(700), startedAt: at(700), finishedAt: at(700), durationMs: 5 });
+    await all(701); // everything resolves
+    const ev = await events();
+    const per = new Map<string, string[]>();
+    for (const e of ev) per.set(`${e.schedule_id}:${e.rule}`, [...(per.get(`${e.schedule_id}:${e.rule}`) ?? []), e.kind]);
+    expect(per.size).toBe(30);
+    for (const [key, kinds] of per) expect(kinds, key).toEqual(["firing", "resolved"]);
+  });
+});
+
+/** A small seeded generator, so a failure can be replayed. */
+function rng(seed: number) {
+  let x = seed >>> 0;
+  return () => {
+    x = (x * 1664525 + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+describe("incremental verdicts against a full scan", () => {
+  it("after every random step, the firing alerts are exactly the full-scan verdicts of every schedule", async () => {
+    const random = rng(26);
+    const pick = <T>(xs: T[]): T => xs[Math.floor(random() * xs.length)];
+    let now = 0;
+    await setClock(t.pool, at(now));
+    const handlers = [{ name: "noop", idempotent: true, description: "noop" }];
+    await registerWorker(t.db, { id: "w-rand", concurrency: 1, handlers, version: "t" });
+    const ids: number[] = [];
+    for (let i = 0; i < 24; i++) {
+      const s = await makeSchedule(t.db, {
+        ...RUNS_BY_HAND,
+        enabled: true,
+        everySeconds: pick([60, 120, 300]),
+        handler: pick(["noop", "noop", "nobody"]),
+        timeoutSeconds: pick([null, 30]),
+        backlogAfterSeconds: pick([null, 90]),
+        lateGraceSeconds: pick([null, 0]),
+        leaseSeconds: pick([30, 600]),
+      });
+      ids.push(s.id);
+    }
+    const firing = async () =>
+      (await t.pool.query<{ k: string }>("SELECT schedule_id || ':' || rule AS k FROM alert_states WHERE firing ORDER BY 1")).rows.map((r) => r.k);
+    const fullScan = async () => {
+      // The full pass: every schedule's health, judged by the rules, as it stands at this clock.
+      const { rows } = await t.pool.query<{ id: number; name: string; deleted: boolean }>("SELECT id::int, name, deleted_at IS NOT NULL AS deleted FROM schedules");
+      const health = await getScheduleHealth(t.db, rows.map((r) => r.id));
+      return rows
+        .flatMap((s) => verdictsFor(s, health.get(s.id)!, opts.publicUrl))
+        .filter((v) => v.firing)
+        .map((v) => `${v.scheduleId}:${v.rule}`)
+        .sort();
+    };
+    for (let step = 0; step < 60; step++) {
+      const ops = 1 + Math.floor(random() * 4);
+      for (let o = 0; o < ops; o++) {
+        const id = pick(ids);
+        const op = random();
+        if (op < 0.25) {
+          await makeRuns(t.db, id, [{ scheduledFor: at(now + Math.floor(random() * 400) - 200) }]).catch(() => undefined);
+        } else if (op < 0.45) {
+          // A claim, as the claim writes it: run_queue alone.
+          await t.pool.query(
+            `UPDATE run_queue q SET state = 'running', attempts = q.attempts + 1, lease_owner = 'w-rand', started_at = sk_now(),
+               lease_expires_at = sk_now() + interval '1 hour', run_after = sk_now() + interval '1 hour'
+             WHERE q.ctid = (SELECT ctid FROM run_queue WHERE schedule_id = $1 AND state = 'pending' AND run_after <= sk_now() ORDER BY scheduled_for LIMIT 1)`,
+            [id],
+          );
+        } else if (op < 0.7) {
+          const { rows } = await t.pool.query<{ run_id: number; attempts: number }>("SELECT run_id::int, attempts FROM run_queue WHERE schedule_id = $1 AND state = 'running' LIMIT 1", [id]);
+          if (rows[0]) {
+            const outcome = random() < 0.7 ? ("succeeded" as const) : ("failed" as const);
+            await finishRuns(t.db, "w-rand", [{ id: rows[0].run_id, scheduleId: id, attempt: rows[0].attempts, outcome, durationMs: Math.floor(random() * 5000), nonRetryable: random() < 0.5 }]);
+          }
+        } else if (op < 0.75) {
+          await t.pool.query("UPDATE schedules SET enabled = NOT enabled WHERE id = $1", [id]);
+        } else if (op < 0.8) {
+          await t.pool.query("UPDATE schedules SET late_after_seconds = $2 WHERE id = $1", [id, pick([null, 100, 1000])]);
+        } else if (op < 0.85) {
+          // The worker serving "noop" stops heartbeating, or comes back.
+          if (random() < 0.5) await t.pool.query("UPDATE workers SET last_heartbeat_at = sk_now() - interval '1 day' WHERE id = 'w-rand'");
+          else await registerWorker(t.db, { id: "w-rand", concurrency: 1, handlers, version: "t" });
+        }
+      }
+      now += pick([0, 1, 5, 30, 61, 100, 300]);
+      await setClock(t.pool, at(now));
+      await evaluateAlerts(t.db, opts);
+      expect(await firing(), `step ${step} at ${now} s`).toEqual(await fullScan());
+    }
+    // One event per transition: for every (schedule, rule), firing and resolved alternate.
+    const per = new Map<string, string[]>();
+    for (const e of (await events()).filter((x) => x.kind !== "reminder")) per.set(`${e.schedule_id}:${e.rule}`, [...(per.get(`${e.schedule_id}:${e.rule}`) ?? []), e.kind]);
+    expect(per.size).toBeGreaterThan(3);
+    for (const [key, kinds] of per) kinds.forEach((k, i) => expect(k, `${key} #${i}`).toBe(i % 2 === 0 ? "firing" : "resolved"));
+  }, 120_000);
+});
+
+

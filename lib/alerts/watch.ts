@@ -1,0 +1,164 @@
+/**
+ * What makes an alert pass cost what changed, not the number of schedules. A pass evaluates only
+ * the schedules that are due in `alert_watch`:
+ *
+ * - **Written since the last pass.** Triggers append a row to `alert_changes` for every statement
+ *   that inserts or updates runs (tick, finish, retry, rescue, requeue, skips) or edits what a
+ *   schedule's verdicts depend on (lib/db/sql/triggers/*_alert_changes_*.sql). The pass first
+ *   drains that log into `alert_watch` as due now, in the same transaction as the delete, so a
+ *   change is never lost between the two: a pass that dies afterwards leaves the schedules due.
+ * - **Whose instant has come.** After evaluating a schedule the pass stores the earliest instant at
+ *   which one of its verdicts could change by time alone, with nothing written (`nextCheckAt`). A
+ *   pass reads `alert_watch_check_idx` for the instants at or before sk_now(): with nothing changed
+ *   and no instant passed, a pass reads no schedule at all.
+ *
+ * The claim and the heartbeat write run_queue alone and are not logged (they are the hot path).
+ * What a claim can change is bounded by time instead: a claimed run starts no earlier than the
+ * later of the pass's clock reading and its run_after, and no run is stuck sooner than
+ * STUCK_MIN_AFTER_SECONDS after its start, so a schedule with a pending run is looked at again by
+ * then. A claim can otherwise only resolve (backlogged), and a firing schedule is evaluated on
+ * every pass anyway (its resolution, and its reminders, need that). A worker starting or stopping is
+ * not a schedule write either: a schedule whose oldest pending run already waits past the unserved
+ * threshold is evaluated on every pass until it is claimed, the handler's service being the one
+ * thing left to change.
+ *
+ * Everything not covered above that could still move a verdict sooner (a cron's typical gap
+ * changing across a daylight-saving shift, runs deleted by hand) is caught by MAX_WATCH_SECONDS:
+ * every live schedule is evaluated at least once a day (between 12 and 24 hours after the last
+ * time, by schedule, so that a fleet evaluated at once does not come due at once).
+ */
+import { sql } from "drizzle-orm";
+import type { Db } from "../db/client";
+import type { ScheduleHealth } from "../health/schedule-health";
+import { STUCK_MIN_AFTER_SECONDS, stuckAfterSql } from "../runs/stuck";
+
+type Tx = Pick<Db, "execute">;
+
+/** A schedule is evaluated at least this often, whatever its instants say. */
+export const MAX_WATCH_SECONDS = 86_400;
+/**
+ * A claim that began before the pass read the clock can commit after the pass read its pending run:
+ * its start can precede the pass's reading by this much, so the stuck bound is moved earlier by it.
+ */
+export const CLAIM_SKEW_SECONDS = 5;
+/** Change rows drained per statement: each drain is its own short transaction. */
+export const DRAIN_CHUNK = 10_000;
+
+/** What the next instant is worked out from, beside the schedule's health. */
+export type WatchInputs = {
+  /** The earliest slot among the schedule's pending runs (due or not), or null. */
+  firstPendingSlot: Date | null;
+  /** The earliest run_after among its pending runs, or null. */
+  firstPendingRunAfter: Date | null;
+  /** The earliest start among its running attempts, or null. */
+  firstStartedAt: Date | null;
+  /** Its stuck threshold in seconds (lib/runs/stuck.ts), null when it has none; read only when a run runs. */
+  stuckAfterSeconds: number | null;
+};
+
+/**
+ * The earliest instant at which one of the schedule's verdicts could change with nothing written,
+ * as judged at `now` from its health and its queued runs. Never before `now`: an instant already
+ * passed that did not change the verdict (a run waiting past the unserved threshold while its
+ * handler is served) means "at the next pass". Rounded down to the millisecond: early is safe.
+ */
+export function nextCheckAt(now: Date, health: ScheduleHealth, firing: boolean, w: WatchInputs, scheduleId = 0): Date {
+  const t = now.getTime();
+  if (firing) return now;
+  // The daily safety net is spread over its second half by schedule (a fixed fraction per id):
+  // schedules evaluated together, as all are by the first pass, do not all come due together again.
+  const spread = ((scheduleId * 0.6180339887498949) % 1) / 2;
+  const candidates = [t + MAX_WATCH_SECONDS * 1000 * (0.5 + spread)];
+  if (health.status !== "paused") {
+    const after = (at: Date | null, seconds: number | null) => {
+      if (at !== null && seconds !== null && Number.isFinite(seconds)) candidates.push(at.getTime() + seconds * 1000);
+    };
+    // late: the last success (or the creation) plus the late threshold.
+    if (health.lateAfterSeconds !== null) candidates.push(t + (health.lateAfterSeconds - (health.sinceLastSuccessSeconds ?? health.ageSeconds)) * 1000);
+    // backlogged: the oldest pending slot plus the backlog threshold (a claim only postpones it).
+    after(w.firstPendingSlot, health.backlogAfterSeconds);
+    // unserved: a pending run's wait counts from its run_after.
+    after(w.firstPendingRunAfter, health.unservedAfterSeconds);
+    // stuck: a running attempt's start plus the threshold; a pending run, once claimed, no sooner
+    // than its claim plus the smallest threshold there is.
+    after(w.firstStartedAt, w.stuckAfterSeconds);
+    if (w.firstPendingRunAfter !== null) {
+      candidates.push(Math.max(t, w.firstPendingRunAfter.getTime()) + (STUCK_MIN_AFTER_SECONDS - CLAIM_SKEW_SECONDS) * 1000);
+    }
+  }
+  return new Date(Math.max(t, Math.floor(Math.min(...candidates))));
+}
+
+/**
+ * Move every logged change into alert_watch as due now. Each chunk is one statement: the rows it
+ * deletes are exactly the ones it makes due, so a crash loses nothing, and a change committed after
+ * the delete's snapshot stays in the log for the next pass. Ordered by schedule so that two
+ * drains could never deadlock on alert_watch rows (only one runs, under the pass's lock, anyway).
+ */
+export async function drainChanges(db: Db): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const r = await db.execute<{ n: number }>(sql`
+      WITH d AS (
+        DELETE FROM alert_changes WHERE ctid = ANY(ARRAY(SELECT ctid FROM alert_changes LIMIT ${DRAIN_CHUNK}))
+        RETURNING schedule_id
+      ),
+      due AS (
+        INSERT INTO alert_watch AS w (schedule_id, check_at)
+        SELECT DISTINCT d.schedule_id, '-infinity'::timestamptz FROM d ORDER BY 1
+        ON CONFLICT (schedule_id) DO UPDATE SET check_at = excluded.check_at WHERE w.check_at > excluded.check_at
+      )
+      SELECT count(*)::int AS n FROM d`);
+    const n = r.rows[0]?.n ?? 0;
+    total += n;
+    if (n < DRAIN_CHUNK) return total;
+  }
+}
+
+/** The schedules due for evaluation now, by id (only their ids: a few bytes each). */
+export async function dueSchedules(db: Tx): Promise<number[]> {
+  const r = await db.execute<{ id: number }>(sql`
+    SELECT w.schedule_id AS id FROM alert_watch w WHERE w.check_at <= (SELECT sk_now()) ORDER BY w.schedule_id`);
+  return r.rows.map((x) => Number(x.id));
+}
+
+/** The queued-run instants nextCheckAt needs, per schedule, each through a partial index on run_queue. */
+export async function watchInputs(tx: Tx, ids: number[]): Promise<Map<number, WatchInputs>> {
+  const out = new Map<number, WatchInputs>();
+  if (ids.length === 0) return out;
+  const r = await tx.execute<{ id: number; first_slot: Date | null; first_after: Date | null; first_started: Date | null; stuck_after: number | null }>(sql`
+    SELECT s.id, pe.first_slot, pe.first_after, rn.first_started,
+      CASE WHEN rn.first_started IS NOT NULL THEN ${stuckAfterSql("s")} END AS stuck_after
+    FROM schedules s
+    CROSS JOIN LATERAL (
+      SELECT min(p.scheduled_for) AS first_slot, min(p.run_after) AS first_after
+      FROM run_queue p WHERE p.schedule_id = s.id AND p.state = 'pending'
+    ) pe
+    CROSS JOIN LATERAL (
+      SELECT min(p.started_at) AS first_started FROM run_queue p WHERE p.schedule_id = s.id AND p.state = 'running'
+    ) rn
+    WHERE s.id = ANY(${sql.param(ids)}::bigint[])`);
+  const date = (d: Date | string | null) => (d === null ? null : new Date(d));
+  for (const row of r.rows) {
+    out.set(Number(row.id), {
+      firstPendingSlot: date(row.first_slot),
+      firstPendingRunAfter: date(row.first_after),
+      firstStartedAt: date(row.first_started),
+      stuckAfterSeconds: row.stuck_after === null ? null : Number(row.stuck_after),
+    });
+  }
+  return out;
+}
+
+/** Store the next instants; schedules no longer watched (deleted with nothing firing, or gone) leave the list. */
+export async function storeChecks(tx: Tx, next: { id: number; at: Date }[], unwatched: number[]): Promise<void> {
+  if (next.length > 0) {
+    await tx.execute(sql`
+      UPDATE alert_watch w SET check_at = x.at
+      FROM unnest(${sql.param(next.map((n) => n.id))}::bigint[], ${sql.param(next.map((n) => n.at.toISOString()))}::timestamptz[]) AS x(id, at)
+      WHERE w.schedule_id = x.id AND w.check_at IS DISTINCT FROM x.at`);
+  }
+  if (unwatched.length > 0) {
+    await tx.execute(sql`DELETE FROM alert_watch WHERE schedule_id = ANY(${sql.param(unwatched)}::bigint[])`);
+  }
+}
