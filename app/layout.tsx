@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { AccessBanner } from "@/components/access-banner";
 import { AppNav } from "@/components/app-nav";
+import { ReplicaBanner } from "@/components/replica-banner";
 import { Providers } from "./providers";
 import "./globals.css";
 
@@ -19,6 +20,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             <AppNav />
             <div className="flex-1 min-w-0">
               <AccessBanner />
+              <ReplicaBanner />
               <main className="px-4 py-4 md:px-8 md:py-6">{children}</main>
             </div>
           </div>

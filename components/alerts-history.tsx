@@ -44,6 +44,7 @@ export function AlertsHistory() {
           <option value="failing">failing</option>
           <option value="backlogged">backlogged</option>
           <option value="unserved">unserved</option>
+          <option value="stuck">stuck</option>
         </select>
       </div>
       <div className="w-36">

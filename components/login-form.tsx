@@ -11,6 +11,25 @@ function safeNext(next: string | undefined): string {
 /** The select's value for "a person's own account", which shows the login-name field. */
 const PERSON = "__person";
 
+/** A labelled, required text input of the form. */
+function TextField(p: { label: string; name: string; autoComplete: string; testId: string; value: string; onChange: (v: string) => void; type?: "text" | "password" }) {
+  return (
+    <label className="block text-sm">
+      <span className="text-slate-700">{p.label}</span>
+      <input
+        type={p.type ?? "text"}
+        name={p.name}
+        autoComplete={p.autoComplete}
+        data-testid={p.testId}
+        value={p.value}
+        onChange={(e) => p.onChange(e.target.value)}
+        className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2"
+        required
+      />
+    </label>
+  );
+}
+
 /** The sign-in form: account (operator, viewer, or a person's login name) and password; goes to `next` on success. */
 export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boolean }) {
   const [account, setAccount] = useState("operator");
@@ -44,33 +63,8 @@ export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boole
           <option value={PERSON}>my own account…</option>
         </select>
       </label>
-      {account === PERSON ? (
-        <label className="block text-sm">
-          <span className="text-slate-700">Login name</span>
-          <input
-            name="user"
-            autoComplete="username"
-            data-testid="login-name"
-            value={name}
-            onChange={(e) => setName(e.target.value)}
-            className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2"
-            required
-          />
-        </label>
-      ) : null}
-      <label className="block text-sm">
-        <span className="text-slate-700">Password</span>
-        <input
-          type="password"
-          name="password"
-          autoComplete="current-password"
-          data-testid="login-password"
-          value={password}
-          onChange={(e) => setPassword(e.target.value)}
-          className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2"
-          required
-        />
-      </label>
+      {account === PERSON ? <TextField label="Login name" name="user" autoComplete="username" testId="login-name" value={name} onChange={setName} /> : null}
+      <TextField label="Password" type="password" name="password" autoComplete="current-password" testId="login-password" value={password} onChange={setPassword} />
       {error ? (
         <p role="alert" data-testid="login-error" className="text-sm text-red-700">
           {error}

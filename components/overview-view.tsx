@@ -2,14 +2,56 @@
 
 import Link from "next/link";
 import { useQuery } from "@tanstack/react-query";
-import { overviewQuery } from "@/lib/client/overview";
+import { overviewQuery, type OverviewSummary } from "@/lib/client/overview";
 import { HealthChartsSection } from "./health-charts-section";
 import { ScheduleHealthTable } from "./schedule-health-table";
 import { PageHeader } from "./ui/page-header";
 import { Stat } from "./ui/stat";
 import { EmptyState, ErrorState, Loading } from "./ui/states";
+import { formatDuration } from "./ui/time";
 
-/** The Overview: totals, every schedule's health, and health over time. */
+const STATUS_LINKS = [
+  { status: "failing", label: "Failing", tone: "bad" },
+  { status: "late", label: "Late", tone: "bad" },
+  { status: "backlogged", label: "Backlogged", tone: "warn" },
+  { status: "healthy", label: "Healthy", tone: "default" },
+  { status: "paused", label: "Paused", tone: "default" },
+] as const;
+
+// Bucket bounds start at 0.1 s: seconds as they are below a minute, formatDuration above.
+const bound = (x: number) => (x < 60 ? `${x}s` : formatDuration(x));
+
+function waitLabel(below: number | null, prev: number): string {
+  if (below === null) return `${bound(prev)} or more`;
+  return prev === 0 ? `under ${bound(below)}` : `${bound(prev)}–${bound(below)}`;
+}
+
+/** Due pending runs by how long they have waited: one bar per bucket, widths relative to the largest. */
+function PendingWaitHistogram({ buckets }: { buckets: OverviewSummary["pendingWait"] }) {
+  const max = Math.max(1, ...buckets.map((b) => b.count));
+  return (
+    <section aria-labelledby="pending-wait-title" className="rounded-lg border border-slate-200 bg-white p-4" data-testid="pending-wait">
+      <h2 id="pending-wait-title" className="text-sm font-semibold text-slate-900">How long due runs have waited</h2>
+      <p className="mb-3 text-xs text-slate-500">Pending runs whose slot has passed, by the time since their slot (the database clock).</p>
+      <table className="w-full text-xs">
+        <caption className="sr-only">Due pending runs by wait</caption>
+        <tbody>
+          {buckets.map((b, i) => (
+            <tr key={i} data-testid="pending-wait-bucket">
+              <th scope="row" className="w-32 py-0.5 pr-2 text-left font-normal text-slate-600">{waitLabel(b.below, i === 0 ? 0 : (buckets[i - 1].below ?? 0))}</th>
+              <td className="py-0.5">
+                <div className="h-3 rounded bg-slate-700" style={{ width: `${(100 * b.count) / max}%`, minWidth: b.count ? 2 : 0 }} aria-hidden />
+              </td>
+              <td className="w-16 py-0.5 text-right tabular-nums">{b.count}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </section>
+  );
+}
+
+/** The Overview: totals, counts by status, the worst schedules, the due runs' waits, and health over time. */
 export function OverviewView() {
   const q = useQuery(overviewQuery());
   return (
@@ -32,7 +74,7 @@ export function OverviewView() {
             <Stat label="Running" value={q.data.totals.running} testId="total-running" />
             <Stat label="Dead runs" value={q.data.totals.dead} tone={q.data.totals.dead > 0 ? "bad" : "default"} testId="total-dead" />
           </div>
-          {q.data.schedules.length === 0 ? (
+          {q.data.totals.schedules === 0 ? (
             <EmptyState title="No schedules yet" testId="overview-empty">
               <p>
                 Create one on the <Link className="underline" href="/schedules/new">new schedule</Link> form or with{" "}
@@ -42,7 +84,29 @@ export function OverviewView() {
             </EmptyState>
           ) : (
             <>
-              <ScheduleHealthTable schedules={q.data.schedules} />
+              <nav aria-label="Schedules by status" className="grid grid-cols-2 gap-4 md:grid-cols-5" data-testid="overview-status-counts">
+                {STATUS_LINKS.map((s) => (
+                  <Link key={s.status} href={`/schedules?status=${s.status}`} className="rounded-lg hover:ring-2 hover:ring-slate-300" aria-label={`${q.data.statusCounts[s.status]} ${s.label.toLowerCase()} schedules`}>
+                    <Stat label={s.label} value={q.data.statusCounts[s.status]} tone={s.tone !== "default" && q.data.statusCounts[s.status] > 0 ? s.tone : "default"} testId={`status-count-${s.status}`} />
+                  </Link>
+                ))}
+              </nav>
+              <section aria-labelledby="worst-success-title" className="space-y-2">
+                <h2 id="worst-success-title" className="text-sm font-semibold text-slate-900">Longest since their last success</h2>
+                <p className="text-xs text-slate-500">
+                  The {q.data.worstSinceLastSuccess.length} worst: never succeeded first. <Link className="underline" href="/schedules?sort=lastSuccess">All schedules in this order</Link>
+                </p>
+                <ScheduleHealthTable schedules={q.data.worstSinceLastSuccess} caption="Schedules longest since their last success" />
+              </section>
+              <section aria-labelledby="worst-pending-title" className="space-y-2">
+                <h2 id="worst-pending-title" className="text-sm font-semibold text-slate-900">Oldest pending</h2>
+                {q.data.worstOldestPending.length === 0 ? (
+                  <p className="text-xs text-slate-500" data-testid="overview-no-pending">No due run is waiting.</p>
+                ) : (
+                  <ScheduleHealthTable schedules={q.data.worstOldestPending} caption="Schedules whose oldest due run has waited longest" testId="overview-pending" rowTestId="overview-pending-row" />
+                )}
+              </section>
+              <PendingWaitHistogram buckets={q.data.pendingWait} />
               <HealthChartsSection />
             </>
           )}

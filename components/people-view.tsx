@@ -40,7 +40,7 @@ function PersonRow({ person, self }: { person: PersonView; self: boolean }) {
     <tr data-testid="person-row" data-name={person.name} className="border-t border-slate-100 align-top">
       <td className="p-2">
         <span data-testid="person-row-name" className="font-medium">{person.name}</span>
-        {person.displayName ? <span className="block text-xs text-slate-500">{person.displayName}</span> : null}
+        {person.displayName ? <span data-testid="person-row-display-name" className="block text-xs text-slate-500">{person.displayName}</span> : null}
       </td>
       <td className="p-2">
         <select

@@ -9,6 +9,8 @@ import { describeSkip } from "@/lib/client/run-labels";
 import { requeueRun, runQuery, runsKey } from "@/lib/client/runs";
 import { schedulesKey } from "@/lib/client/schedules";
 import { AttemptsTimeline } from "./attempts-timeline";
+import { RunSettle } from "./run-settle";
+import { StuckBadge } from "./stuck-badge";
 import { RunStateBadge } from "./ui/badge";
 import { Button } from "./ui/button";
 import { Section } from "./ui/field";
@@ -30,10 +32,8 @@ export function RunDetailView({ id }: { id: number }) {
   const qc = useQueryClient();
   const q = useQuery(runQuery(id));
   const canOperate = useCanOperate();
-  const requeue = useMutation({
-    mutationFn: () => requeueRun(id),
-    onSuccess: () => Promise.all([qc.invalidateQueries({ queryKey: runsKey }), qc.invalidateQueries({ queryKey: overviewKey }), qc.invalidateQueries({ queryKey: schedulesKey })]),
-  });
+  const refresh = () => Promise.all([qc.invalidateQueries({ queryKey: runsKey }), qc.invalidateQueries({ queryKey: overviewKey }), qc.invalidateQueries({ queryKey: schedulesKey })]);
+  const requeue = useMutation({ mutationFn: () => requeueRun(id), onSuccess: refresh });
   if (q.isPending) return <div><PageHeader title={`Run #${id}`} /><Loading /></div>;
   if (q.isError) return <div><PageHeader title={`Run #${id}`} /><ErrorState error={q.error} retry={() => q.refetch()} /></div>;
   const r = q.data;
@@ -43,13 +43,22 @@ export function RunDetailView({ id }: { id: number }) {
       <PageHeader
         title={`Run #${r.id}`}
         description={`Slot of ${r.scheduleName}${r.scheduleDeleted ? " (deleted schedule)" : ""}, created by ${r.origin.replace("_", "-")}.`}
-        actions={r.state === "dead" && canOperate ? <Button variant="primary" onClick={() => requeue.mutate()} disabled={requeue.isPending} data-testid="requeue-run">Re-queue</Button> : undefined}
+        actions={
+          canOperate && r.state === "dead" ? (
+            <div className="flex flex-wrap items-center gap-2">
+              <Button variant="primary" onClick={() => requeue.mutate()} disabled={requeue.isPending} data-testid="requeue-run">Re-queue</Button>
+              <RunSettle id={r.id} action="discard" onDone={refresh} />
+            </div>
+          ) : canOperate && r.state === "pending" && !r.leaseOwner ? (
+            <RunSettle id={r.id} action="cancel" onDone={refresh} />
+          ) : undefined
+        }
       />
       {requeue.isError ? <ErrorState error={requeue.error} /> : null}
       <UnservedNotice unserved={r.unservedHandler} />
       <Section title="Slot">
         <dl className="grid grid-cols-2 gap-4 md:grid-cols-4" data-testid="run-summary">
-          <Item label="State"><RunStateBadge state={r.state} /></Item>
+          <Item label="State"><span className="inline-flex flex-wrap items-center gap-1"><RunStateBadge state={r.state} /><StuckBadge stuck={r.stuck} since={r.stuckSince} /></span></Item>
           <Item label="Schedule">
             {r.scheduleDeleted ? r.scheduleName : <Link className="underline" href={`/schedules/${encodeURIComponent(r.scheduleName)}`}>{r.scheduleName}</Link>}
           </Item>
@@ -65,6 +74,12 @@ export function RunDetailView({ id }: { id: number }) {
               <span className="ml-2 text-xs text-slate-500">the same on every attempt; handlers use it to make a repeat harmless</span>
             </dd>
           </div>
+          {r.payloadOverride ? (
+            <div className="col-span-2 md:col-span-4">
+              <dt className="text-xs uppercase tracking-wide text-slate-500">Payload of this run (in place of the schedule&apos;s)</dt>
+              <dd><pre className="mt-1 max-h-40 overflow-auto rounded bg-slate-50 p-2 font-mono text-xs" data-testid="run-payload-override">{JSON.stringify(r.payloadOverride, null, 2)}</pre></dd>
+            </div>
+          ) : null}
           {skip ? <div className="col-span-2 md:col-span-4"><Item label="Skipped because">{skip}</Item></div> : null}
           {r.lastError ? (
             <div className="col-span-2 md:col-span-4">

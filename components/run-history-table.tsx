@@ -2,6 +2,7 @@ import Link from "next/link";
 import type { RunView } from "@/lib/client/runs";
 import { describeSkip } from "@/lib/client/run-labels";
 import { RunStateBadge } from "./ui/badge";
+import { StuckBadge } from "./stuck-badge";
 import { Button } from "./ui/button";
 import { Time } from "./ui/time";
 
@@ -61,7 +62,7 @@ export function RunHistoryTable({ runs, catchUp, showSchedule, selected, onToggl
                     <Link href={`/schedules/${encodeURIComponent(r.scheduleName)}`} className="hover:underline">{r.scheduleName}</Link>
                   </td>
                 ) : null}
-                <td className="px-3 py-2"><RunStateBadge state={r.state} /></td>
+                <td className="px-3 py-2"><RunStateBadge state={r.state} /> <StuckBadge stuck={r.stuck} since={null} testId="run-stuck" /></td>
                 <td className="px-3 py-2 text-xs"><Time value={r.scheduledFor} compact /></td>
                 <td className="px-3 py-2 text-xs"><Time value={r.dueAt} compact /></td>
                 <td className="px-3 py-2 text-xs"><Time value={r.startedAt} compact /></td>

@@ -3,9 +3,11 @@
 import { useState } from "react";
 import { useInfiniteQuery, useMutation, useQueryClient } from "@tanstack/react-query";
 import { useCanOperate } from "@/lib/client/me";
+import { bulkRuns } from "@/lib/client/bulk";
 import { overviewKey } from "@/lib/client/overview";
 import { requeueRun, requeueRuns, runListQuery, runsKey, type RunFilters } from "@/lib/client/runs";
 import { schedulesKey } from "@/lib/client/schedules";
+import { BulkAction } from "./bulk-action";
 import { RunHistoryTable } from "./run-history-table";
 import { Button } from "./ui/button";
 import { inputClass } from "./ui/field";
@@ -33,6 +35,11 @@ export function RunsView({ initialState = "" }: { initialState?: string }) {
     },
     onError: (e) => setNotice(e.message),
   });
+  const done = async (message: string) => {
+    setSelected(new Set());
+    setNotice(message);
+    await refresh();
+  };
   const set = (patch: RunFilters) => {
     setSelected(new Set());
     setFilters((f) => ({ ...f, ...patch }));
@@ -83,6 +90,12 @@ export function RunsView({ initialState = "" }: { initialState?: string }) {
             <Button size="sm" variant="ghost" disabled={deadIds.length === 0} onClick={() => setSelected(new Set(deadIds))} data-testid="select-all-dead">
               Select all dead on this page
             </Button>
+            {filters.state === "dead" ? (
+              <>
+                <BulkAction key={`rq-${JSON.stringify(filters)}`} label="Re-queue all matching…" verb="Re-queued" noun="dead run" run={(dry) => bulkRuns("requeue", filters, dry)} onDone={done} testId="bulk-requeue" />
+                <BulkAction key={`dc-${JSON.stringify(filters)}`} label="Discard all matching…" verb="Discarded" noun="dead run" run={(dry) => bulkRuns("discard", filters, dry)} onDone={done} testId="bulk-discard" />
+              </>
+            ) : null}
           </>
         ) : null}
         {notice ? <span role="status" className="text-sm text-slate-600" data-testid="notice">{notice}</span> : null}

@@ -8,8 +8,12 @@ import { Field, inputClass } from "./ui/field";
 type Props = {
   enabled: boolean;
   busy: boolean;
-  onRunNow: () => void;
-  onPause: () => void;
+  /** A manual run now; with a payload, that run's in place of the schedule's. */
+  onRunNow: (payload?: Record<string, unknown>) => void;
+  /** The schedule's payload (secrets masked), the starting point of a run-now payload. */
+  payload: unknown;
+  /** A plain pause, or one with a note (applies keep it paused) and an auto-resume time. */
+  onPause: (hold?: { note?: string; resumeAt?: string }) => void;
   onResume: () => void;
   onEdit: () => void;
   /** Dry run first: resolves with the count it would create. */
@@ -22,7 +26,11 @@ const localInput = (d: Date) => new Date(d.getTime() - d.getTimezoneOffset() * 6
 
 /** Run now, pause/resume, edit, backfill a range (count shown before confirming) and delete. */
 export function ScheduleActions(p: Props) {
-  const [panel, setPanel] = useState<"none" | "backfill" | "delete">("none");
+  const [panel, setPanel] = useState<"none" | "backfill" | "delete" | "pause" | "payload">("none");
+  const [payloadText, setPayloadText] = useState(() => JSON.stringify(p.payload ?? {}, null, 2));
+  const [payloadError, setPayloadError] = useState<string | null>(null);
+  const [note, setNote] = useState("");
+  const [resumeAt, setResumeAt] = useState("");
   const [from, setFrom] = useState(() => localInput(new Date(Date.now() - 3_600_000)));
   const [to, setTo] = useState(() => localInput(new Date()));
   const [preview, setPreview] = useState<BackfillResult | null>(null);
@@ -54,9 +62,13 @@ export function ScheduleActions(p: Props) {
   return (
     <div className="space-y-3">
       <div className="flex flex-wrap gap-2">
-        <Button variant="primary" onClick={p.onRunNow} disabled={p.busy} data-testid="run-now">Run now</Button>
+        <Button variant="primary" onClick={() => p.onRunNow()} disabled={p.busy} data-testid="run-now">Run now</Button>
+        <Button onClick={() => setPanel(panel === "payload" ? "none" : "payload")} aria-expanded={panel === "payload"} disabled={p.busy} data-testid="run-now-payload-open">Run now with a payload…</Button>
         {p.enabled ? (
-          <Button onClick={p.onPause} disabled={p.busy} data-testid="pause">Pause</Button>
+          <>
+            <Button onClick={() => p.onPause()} disabled={p.busy} data-testid="pause">Pause</Button>
+            <Button onClick={() => setPanel(panel === "pause" ? "none" : "pause")} aria-expanded={panel === "pause"} disabled={p.busy} data-testid="pause-note-open">Pause with a note…</Button>
+          </>
         ) : (
           <Button onClick={p.onResume} disabled={p.busy} data-testid="resume">Resume</Button>
         )}
@@ -64,6 +76,57 @@ export function ScheduleActions(p: Props) {
         <Button onClick={() => setPanel(panel === "backfill" ? "none" : "backfill")} aria-expanded={panel === "backfill"} data-testid="backfill-open">Backfill…</Button>
         <Button variant="danger" onClick={() => setPanel(panel === "delete" ? "none" : "delete")} aria-expanded={panel === "delete"} data-testid="delete-open">Delete…</Button>
       </div>
+      {panel === "payload" ? (
+        <form
+          className="rounded-lg border border-slate-200 bg-white p-4"
+          data-testid="run-now-payload-panel"
+          onSubmit={(e) => {
+            e.preventDefault();
+            let parsed: unknown;
+            try {
+              parsed = JSON.parse(payloadText);
+            } catch (err) {
+              setPayloadError(`not JSON: ${(err as Error).message}`);
+              return;
+            }
+            if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+              setPayloadError("the payload must be a JSON object");
+              return;
+            }
+            setPayloadError(null);
+            p.onRunNow(parsed as Record<string, unknown>);
+            setPanel("none");
+          }}
+        >
+          <p className="mb-3 text-sm text-slate-600">One manual run with this payload instead of the schedule&apos;s; the schedule and its slots stay as they are. Masked secrets (••••••••) must be given again, or as {"{ \"$env\": \"NAME\" }"}.</p>
+          <Field id="run-now-payload" label="Payload (JSON)" error={payloadError ?? undefined}>
+            <textarea id="run-now-payload" rows={6} className={`${inputClass} font-mono text-xs`} value={payloadText} onChange={(e) => setPayloadText(e.target.value)} data-testid="run-now-payload" />
+          </Field>
+          <Button type="submit" variant="primary" disabled={p.busy} className="mt-3" data-testid="run-now-payload-confirm">Run now with this payload</Button>
+        </form>
+      ) : null}
+      {panel === "pause" && p.enabled ? (
+        <form
+          className="rounded-lg border border-slate-200 bg-white p-4"
+          data-testid="pause-panel"
+          onSubmit={(e) => {
+            e.preventDefault();
+            p.onPause({ note: note.trim() || undefined, resumeAt: resumeAt ? iso(resumeAt) : undefined });
+            setPanel("none");
+          }}
+        >
+          <p className="mb-3 text-sm text-slate-600">A pause with a note stays through applies of the schedule&apos;s file until it is resumed; with a time, a worker resumes it then, and the missed slots follow its catch-up policy.</p>
+          <div className="flex flex-wrap items-end gap-3">
+            <Field id="pause-note" label="Note">
+              <input id="pause-note" className={`${inputClass} w-72`} value={note} onChange={(e) => setNote(e.target.value)} maxLength={2000} required data-testid="pause-note" />
+            </Field>
+            <Field id="pause-resume-at" label="Resume at (optional)">
+              <input id="pause-resume-at" type="datetime-local" className={inputClass} value={resumeAt} onChange={(e) => setResumeAt(e.target.value)} data-testid="pause-resume-at" />
+            </Field>
+            <Button type="submit" variant="primary" disabled={p.busy} data-testid="pause-confirm">Pause</Button>
+          </div>
+        </form>
+      ) : null}
       {panel === "backfill" ? (
         <div className="rounded-lg border border-slate-200 bg-white p-4" data-testid="backfill-panel">
           <p className="mb-3 text-sm text-slate-600">Create one backfill run for every slot in the range that has no run yet. Times are in your zone.</p>

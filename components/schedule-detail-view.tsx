@@ -21,6 +21,7 @@ import { ScheduleAuditPanel } from "./audit-view";
 import { HealthChartsSection } from "./health-charts-section";
 import { RunHistoryTable } from "./run-history-table";
 import { ScheduleActions } from "./schedule-actions";
+import { ManagedNotice } from "./schedule-managed";
 import { ScheduleConfig, ScheduleHealthStats } from "./schedule-summary";
 import { Button } from "./ui/button";
 import { PageHeader } from "./ui/page-header";
@@ -68,11 +69,13 @@ export function ScheduleDetailView({ name }: { name: string }) {
   return (
     <div className="space-y-6">
       <PageHeader title={s.name} description={s.description || `Runs ${s.handler} ${s.cron ? `on "${s.cron}" (${s.timezone})` : `every ${s.everySeconds}s`}.`} />
+      <ManagedNotice schedule={s} />
       {canOperate ? <ScheduleActions
         enabled={s.enabled}
         busy={action.isPending || remove.isPending}
-        onRunNow={() => action.mutate(async () => { await runScheduleNow(name); setNotice("Run queued: it appears in the history below."); })}
-        onPause={() => action.mutate(() => pauseSchedule(name))}
+        payload={s.payload}
+        onRunNow={(payload) => action.mutate(async () => { await runScheduleNow(name, payload); setNotice(payload ? "Run queued with its own payload: it appears in the history below." : "Run queued: it appears in the history below."); })}
+        onPause={(hold) => action.mutate(() => pauseSchedule(name, hold))}
         onResume={() => action.mutate(() => resumeSchedule(name))}
         onEdit={() => router.push(`/schedules/${encodeURIComponent(name)}/edit`)}
         onBackfillPreview={(from, to) => backfillSchedule(name, { from, to, dryRun: true })}

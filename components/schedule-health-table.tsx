@@ -8,11 +8,12 @@ function timingText(s: Pick<OverviewSchedule, "cron" | "everySeconds" | "timezon
   return `${s.cron} ${s.timezone !== "UTC" ? `(${s.timezone})` : ""}`.trim();
 }
 
-/** Every schedule's three health numbers and its status. */
-export function ScheduleHealthTable({ schedules }: { schedules: OverviewSchedule[] }) {
+/** Schedules' three health numbers and status; `caption` names the table for screen readers. */
+export function ScheduleHealthTable({ schedules, caption, testId = "overview-schedules", rowTestId = "overview-schedule-row" }: { schedules: OverviewSchedule[]; caption: string; testId?: string; rowTestId?: string }) {
   return (
     <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white">
-      <table className="min-w-full text-sm" data-testid="overview-schedules">
+      <table className="min-w-full text-sm" data-testid={testId}>
+        <caption className="sr-only">{caption}</caption>
         <thead className="bg-slate-50 text-left text-xs uppercase tracking-wide text-slate-500">
           <tr>
             <th className="px-4 py-2 font-medium">Schedule</th>
@@ -25,7 +26,7 @@ export function ScheduleHealthTable({ schedules }: { schedules: OverviewSchedule
         </thead>
         <tbody>
           {schedules.map((s) => (
-            <tr key={s.id} className="border-t border-slate-100 hover:bg-slate-50" data-testid="overview-schedule-row" data-name={s.name}>
+            <tr key={s.id} className="border-t border-slate-100 hover:bg-slate-50" data-testid={rowTestId} data-name={s.name}>
               <td className="px-4 py-2">
                 <Link href={`/schedules/${encodeURIComponent(s.name)}`} className="font-medium text-slate-900 hover:underline">
                   {s.name}

@@ -14,7 +14,7 @@ function NumberField({ id, label, hint, value, error, onChange, placeholder }: {
   );
 }
 
-/** Catch-up, max lateness, jitter, overlap, retry policy and lease: what happens when things go wrong. */
+/** Catch-up, max lateness, jitter, overlap, retry policy, lease and timeout: what happens when things go wrong. */
 export function SchedulePolicyFields({ values, errors, set }: Props) {
   return (
     <div className="space-y-5">
@@ -49,6 +49,19 @@ export function SchedulePolicyFields({ values, errors, set }: Props) {
           </select>
         </Field>
         <NumberField id="leaseSeconds" label="Lease (seconds)" hint="A crashed worker's run is taken over after about lease + poll interval." value={values.leaseSeconds} error={errors.leaseSeconds} onChange={(v) => set("leaseSeconds", v)} />
+        <NumberField id="timeoutSeconds" label="Timeout (seconds)" hint="An attempt running longer is aborted, recorded timed out and retried (1–86400). Empty: no limit." placeholder="none" value={values.timeoutSeconds} error={errors.timeoutSeconds} onChange={(v) => set("timeoutSeconds", v)} />
+        <Field id="queue" label="Queue" hint="Only workers serving this queue (SLOTKEEPER_QUEUES) run it." error={errors.queue}>
+          <input {...aria("queue", errors.queue)} className={inputClass} value={values.queue} onChange={(e) => set("queue", e.target.value)} data-testid="input-queue" />
+        </Field>
+        <NumberField
+          id="maxConcurrent"
+          label="Max concurrent runs"
+          hint="At most this many of its runs at once, across all workers. Empty: no limit."
+          placeholder="no limit"
+          value={values.maxConcurrent}
+          error={errors.maxConcurrent}
+          onChange={(v) => set("maxConcurrent", v)}
+        />
       </div>
       <fieldset>
         <legend className="mb-1 text-sm font-medium text-slate-800">Retry policy</legend>

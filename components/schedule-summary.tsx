@@ -3,6 +3,7 @@ import type { Schedule } from "@/lib/client/schedules";
 import { CATCH_UP_EXPLAINED } from "@/lib/client/run-labels";
 import { TagList } from "./schedule-tags";
 import { StatusBadge } from "./ui/badge";
+import { StuckBadge } from "./stuck-badge";
 import { Section } from "./ui/field";
 import { Stat } from "./ui/stat";
 import { Time, formatDuration } from "./ui/time";
@@ -22,7 +23,7 @@ export function ScheduleHealthStats({ schedule: s }: { schedule: Schedule }) {
     <div className="grid grid-cols-2 gap-4 lg:grid-cols-5" data-testid="schedule-health">
       <div className="rounded-lg border border-slate-200 bg-white p-4">
         <div className="text-xs uppercase tracking-wide text-slate-500">Status</div>
-        <div className="mt-2"><StatusBadge status={s.status ?? (s.enabled ? undefined : "paused")} /></div>
+        <div className="mt-2 flex flex-wrap items-center gap-1"><StatusBadge status={s.status ?? (s.enabled ? undefined : "paused")} /><StuckBadge stuck={s.stuck} since={s.stuckSince} testId="schedule-stuck" /></div>
       </div>
       <Stat label="Since last success" value={s.sinceLastSuccessSeconds === null ? "never" : formatDuration(s.sinceLastSuccessSeconds)} tone={s.status === "late" ? "warn" : "default"} testId="health-since" />
       <Stat label="Dead runs" value={s.deadRuns ?? "—"} tone={(s.deadRuns ?? 0) > 0 ? "bad" : "default"} testId="health-dead" />
@@ -54,6 +55,7 @@ export function ScheduleConfig({ schedule: s }: { schedule: Schedule }) {
           {s.retry.maxAttempts} attempts, backoff {s.retry.baseSeconds}s → {s.retry.capSeconds}s
         </Row>
         <Row label="Lease">{s.leaseSeconds}s</Row>
+        <Row label="Timeout"><span data-testid="config-timeout">{s.timeoutSeconds == null ? "none" : `${s.timeoutSeconds}s`}</span></Row>
         <Row label="Late after">{s.lateAfterSeconds ? formatDuration(s.lateAfterSeconds) : "two intervals + grace"}</Row>
         <Row label="Next slot"><Time value={s.enabled ? s.nextSlotAt : null} fallback={s.enabled ? "never" : "paused"} /></Row>
         <Row label="Payload">

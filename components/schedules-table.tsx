@@ -1,10 +1,12 @@
 import Link from "next/link";
 import type { Schedule } from "@/lib/client/schedules";
+import { ManagedBadges } from "./schedule-managed";
 import { TagList } from "./schedule-tags";
+import { StuckBadge } from "./stuck-badge";
 import { StatusBadge } from "./ui/badge";
 import { Time, formatDuration } from "./ui/time";
 
-/** The schedules list: timing, policy, health and the next slot. */
+/** The schedules list: timing, policy, health (with a stuck run's badge) and the next slot. */
 export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
   return (
     <div className="relative overflow-x-auto rounded-lg border border-slate-200 bg-white">
@@ -29,14 +31,26 @@ export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
                   {s.name}
                 </Link>
                 {s.description ? <div className="max-w-xs truncate text-xs text-slate-500">{s.description}</div> : null}
-                {s.tags?.length || s.owner ? (
+                {!s.enabled && s.pausedNote ? (
+                  <div className="max-w-xs truncate text-xs text-slate-600" data-testid="schedule-paused-note" title={s.pausedNote}>
+                    paused: {s.pausedNote}
+                    {s.resumeAt ? <> · resumes <Time value={s.resumeAt} /></> : null}
+                  </div>
+                ) : null}
+                {s.tags?.length || s.owner || s.managedBy ? (
                   <div className="mt-1 flex flex-wrap items-center gap-2 text-xs text-slate-500">
                     <TagList tags={s.tags} />
                     {s.owner ? <span data-testid="schedule-owner">owner: {s.owner}</span> : null}
+                    <ManagedBadges schedule={s} />
                   </div>
                 ) : null}
               </td>
-              <td className="px-4 py-2"><StatusBadge status={s.status ?? (s.enabled ? undefined : "paused")} /></td>
+              <td className="px-4 py-2">
+                <div className="flex flex-wrap items-center gap-1">
+                  <StatusBadge status={s.status ?? (s.enabled ? undefined : "paused")} />
+                  <StuckBadge stuck={s.stuck} since={s.stuckSince} testId="schedule-row-stuck" />
+                </div>
+              </td>
               <td className="px-4 py-2 font-mono text-xs">{s.handler}</td>
               <td className="px-4 py-2 font-mono text-xs text-slate-600">
                 {s.cron ? `${s.cron}${s.timezone !== "UTC" ? ` (${s.timezone})` : ""}` : `every ${formatDuration(s.everySeconds)}`}

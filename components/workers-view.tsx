@@ -36,6 +36,7 @@ export function WorkersView() {
                 <th className="px-4 py-2">Status</th>
                 <th className="px-4 py-2">Last heartbeat</th>
                 <th className="px-4 py-2">In flight</th>
+                <th className="px-4 py-2" title="SLOTKEEPER_QUEUES: each queue's runs held / concurrency, and free slots">Queues</th>
                 <th className="px-4 py-2">Partitions</th>
                 <th className="px-4 py-2">Handlers</th>
                 <th className="px-4 py-2" title="SLOTKEEPER_COMMANDS: the programs this worker's command handler may run">Runs programs</th>
@@ -51,9 +52,16 @@ export function WorkersView() {
                     <span className={`rounded-full px-2 py-0.5 text-xs ${STATUS_STYLE[w.status]}`}>{w.status}</span>
                   </td>
                   <td className="px-4 py-2"><Time value={w.lastHeartbeatAt} />{w.stoppedAt ? <div className="text-xs text-slate-500">stopped <Time value={w.stoppedAt} /></div> : null}</td>
-                  <td className="px-4 py-2 tabular-nums">{w.inFlight} / {w.concurrency}</td>
+                  <td className="px-4 py-2 tabular-nums">{w.inFlight} / {w.concurrency}<div className="text-xs text-slate-500">{w.free} free</div></td>
+                  <td className="px-4 py-2 text-xs" data-testid="worker-queues">
+                    {(w.queues ?? []).map((q) => (
+                      <div key={q.name} className="tabular-nums">
+                        <span className="font-mono">{q.name}</span> {q.inFlight} / {q.concurrency} <span className="text-slate-500">({q.free} free)</span>
+                      </div>
+                    ))}
+                  </td>
                   <td className="px-4 py-2 font-mono text-xs">{w.partitions.length ? w.partitions.join(", ") : "—"}</td>
-                  <td className="px-4 py-2 text-xs" title={w.handlers.map((h) => h.name).join(", ")}>{w.handlers.length}</td>
+                  <td className="px-4 py-2 text-xs" title={w.handlers.map((h) => h.name).join(", ")} data-testid="worker-handlers">{w.handlers.map((h) => h.name).join(", ") || "—"}</td>
                   <td className="px-4 py-2 text-xs" data-testid="worker-commands">
                     {w.commands === null ? <span className="text-slate-500">no</span> : w.commands === "all" ? "any program (all)" : <span className="font-mono">{w.commands.join(", ")}</span>}
                   </td>

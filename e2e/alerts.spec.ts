@@ -66,7 +66,7 @@ test("a schedule that never succeeded goes late: the worker alerts once and the 
     [SCHEDULE],
   );
   await page.goto("/alerts");
-  await page.getByLabel("Schedule").fill(SCHEDULE);
+  await page.getByLabel("Schedule", { exact: true }).fill(SCHEDULE);
   const event = page.getByTestId("alert-event").filter({ hasText: SCHEDULE });
   await expect(event).toBeVisible({ timeout: 90_000 });
   await expect(event.getByTestId("alert-kind")).toHaveText("firing");

@@ -1,10 +1,9 @@
 // Access control in a real browser. The global stack runs with no credentials (loopback-only);
 // these tests also start a SECOND console on the same database with passwords configured, so the
 // other specs keep their open loopback console.
-import { spawn, type ChildProcess } from "node:child_process";
 import type { APIRequestContext, Page } from "@playwright/test";
-import { portIsFree } from "../lib/db/embedded";
-import { expect, stackInfo, test } from "./fixtures";
+import { expect, test } from "./fixtures";
+import { signIn, useSecuredConsole } from "./secured-console";
 
 test.describe.configure({ mode: "serial" });
 
@@ -13,35 +12,7 @@ const VIEWER_PASSWORD = "e2e-viewer-password";
 const HOSTILE = "<img src=x onerror=alert(1)>";
 const suffix = Date.now().toString(36);
 
-let web: ChildProcess | undefined;
-let secured = "";
-
-async function freePort(from: number): Promise<number> {
-  for (let p = from; p < from + 200; p++) if (await portIsFree(p)) return p;
-  throw new Error("no free port");
-}
-
-test.beforeAll(async () => {
-  test.setTimeout(120_000);
-  const port = await freePort(3300);
-  const env = { ...process.env, DATABASE_URL: stackInfo().databaseUrl, PORT: String(port), LOG_LEVEL: "warn", SLOTKEEPER_OPERATOR_PASSWORD: OPERATOR_PASSWORD, SLOTKEEPER_VIEWER_PASSWORD: VIEWER_PASSWORD };
-  web = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-p", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
-  secured = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (web.exitCode !== null) throw new Error("the credentials console exited during start");
-    if (await fetch(`${secured}/api/health`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) throw new Error("the credentials console did not become healthy in 90s");
-    await new Promise((r) => setTimeout(r, 250));
-  }
-});
-
-test.afterAll(async () => {
-  if (web && web.exitCode === null) {
-    web.kill("SIGTERM");
-    await new Promise((r) => web!.once("exit", r));
-  }
-});
+const securedConsole = useSecuredConsole({ SLOTKEEPER_OPERATOR_PASSWORD: OPERATOR_PASSWORD, SLOTKEEPER_VIEWER_PASSWORD: VIEWER_PASSWORD });
 
 /** Fail the test if any JavaScript dialog opens (an injected onerror=alert would). */
 function forbidDialogs(page: Page) {
@@ -51,16 +22,6 @@ function forbidDialogs(page: Page) {
   });
 }
 
-async function signIn(page: Page, user: "operator" | "viewer", password: string) {
-  await page.goto(`${secured}/`);
-  await expect(page).toHaveURL(/\/login\?next=/);
-  await page.getByTestId("login-user").selectOption(user);
-  await page.getByTestId("login-password").fill(password);
-  await page.getByTestId("login-submit").click();
-  // The operator account is the installation's admin (it manages API tokens).
-  await expect(page.getByTestId("session-role")).toHaveText(user === "operator" ? "admin" : user);
-}
-
 async function post(request: APIRequestContext, url: string, data: unknown, headers: Record<string, string> = {}) {
   return request.post(url, { data, headers });
 }
@@ -68,7 +29,7 @@ async function post(request: APIRequestContext, url: string, data: unknown, head
 test("loopback-only console says so in a banner; the secured one does not", async ({ page }) => {
   await page.goto("/");
   await expect(page.getByTestId("access-banner")).toContainText("Loopback only");
-  await page.goto(`${secured}/login`);
+  await page.goto(`${securedConsole.url()}/login`);
   await expect(page.getByTestId("login-form")).toBeVisible();
   await expect(page.getByTestId("access-banner")).toHaveCount(0);
 });
@@ -76,11 +37,11 @@ test("loopback-only console says so in a banner; the secured one does not", asyn
 test("an operator signs in, pauses a schedule and finds the audit entry", async ({ page }) => {
   forbidDialogs(page);
   const name = `e2e-auth-${suffix}`;
-  await page.goto(`${secured}/`);
+  await page.goto(`${securedConsole.url()}/`);
   await page.getByTestId("login-password").fill("wrong-password");
   await page.getByTestId("login-submit").click();
   await expect(page.getByTestId("login-error")).toHaveText("wrong user or password");
-  await signIn(page, "operator", OPERATOR_PASSWORD);
+  await signIn(page, securedConsole.url(), "operator", OPERATOR_PASSWORD, "admin");
 
   // The session cookie is httpOnly and SameSite=Strict.
   const cookie = (await page.context().cookies()).find((c) => c.name === "sk_session");
@@ -89,11 +50,11 @@ test("an operator signs in, pauses a schedule and finds the audit entry", async 
 
   // Signed-in API calls need the console's Origin: without it (or from elsewhere) they are refused.
   const body = { name, handler: "noop", everySeconds: 3600, description: HOSTILE };
-  expect((await post(page.request, `${secured}/api/schedules`, body)).status()).toBe(403);
-  expect((await post(page.request, `${secured}/api/schedules`, body, { origin: "http://evil.example" })).status()).toBe(403);
-  expect((await post(page.request, `${secured}/api/schedules`, body, { origin: secured })).status()).toBe(201);
+  expect((await post(page.request, `${securedConsole.url()}/api/schedules`, body)).status()).toBe(403);
+  expect((await post(page.request, `${securedConsole.url()}/api/schedules`, body, { origin: "http://evil.example" })).status()).toBe(403);
+  expect((await post(page.request, `${securedConsole.url()}/api/schedules`, body, { origin: securedConsole.url() })).status()).toBe(201);
 
-  await page.goto(`${secured}/schedules/${name}`);
+  await page.goto(`${securedConsole.url()}/schedules/${name}`);
   await page.getByTestId("pause").click();
   await expect(page.getByTestId("resume")).toBeVisible();
   await expect(page.getByTestId("schedule-audit").getByTestId("audit-row").first()).toHaveAttribute("data-action", "schedule.pause");
@@ -110,7 +71,7 @@ test("an operator signs in, pauses a schedule and finds the audit entry", async 
 
   await page.getByTestId("sign-out").click();
   await expect(page).toHaveURL(/\/login/);
-  expect((await page.request.get(`${secured}/api/me`)).status()).toBe(401);
+  expect((await page.request.get(`${securedConsole.url()}/api/me`)).status()).toBe(401);
 });
 
 test("a viewer sees no re-queue button, and the API refuses the re-queue", async ({ page, request }) => {
@@ -126,20 +87,20 @@ test("a viewer sees no re-queue button, and the API refuses the re-queue", async
     runId = runs.runs[0].id;
   }).toPass({ timeout: 30_000 });
 
-  await signIn(page, "viewer", VIEWER_PASSWORD);
-  await page.goto(`${secured}/runs?state=dead`);
+  await signIn(page, securedConsole.url(), "viewer", VIEWER_PASSWORD, "viewer");
+  await page.goto(`${securedConsole.url()}/runs?state=dead`);
   const row = page.getByTestId("runs-table").locator('[data-testid="run-row"]').filter({ hasText: name });
   await expect(row).toBeVisible();
   await expect(page.getByTestId("requeue-run")).toHaveCount(0);
   await expect(page.getByTestId("requeue-selected")).toHaveCount(0);
-  await page.goto(`${secured}/runs/${runId}`);
+  await page.goto(`${securedConsole.url()}/runs/${runId}`);
   await expect(page.getByTestId("attempt-error")).toContainText(HOSTILE);
   await expect(page.getByTestId("requeue-run")).toHaveCount(0);
-  await page.goto(`${secured}/schedules/${name}`);
+  await page.goto(`${securedConsole.url()}/schedules/${name}`);
   await expect(page.getByTestId("run-now")).toHaveCount(0);
   await expect(page.getByTestId("pause")).toHaveCount(0);
 
-  const refused = await page.request.post(`${secured}/api/runs/${runId}/requeue`, { data: {}, headers: { origin: secured } });
+  const refused = await page.request.post(`${securedConsole.url()}/api/runs/${runId}/requeue`, { data: {}, headers: { origin: securedConsole.url() } });
   expect(refused.status()).toBe(403);
   expect(((await refused.json()) as { error: { message: string } }).error.message).toContain("operator");
 });

@@ -2,67 +2,23 @@
 // People, the person signs in in a second browser context, the admin disables them, and the second
 // context's next request is refused (401) and its page goes to /login. Like auth.spec.ts it starts
 // a second console on the same database with passwords configured.
-import { spawn, type ChildProcess } from "node:child_process";
-import type { Page } from "@playwright/test";
-import { portIsFree } from "../lib/db/embedded";
-import { expect, stackInfo, test } from "./fixtures";
+import { expect, test } from "./fixtures";
+import { signIn, useSecuredConsole } from "./secured-console";
 
 test.describe.configure({ mode: "serial" });
 
 const OPERATOR_PASSWORD = "e2e-people-operator-password";
 const suffix = Date.now().toString(36);
 
-let web: ChildProcess | undefined;
-let secured = "";
+const securedConsole = useSecuredConsole({ SLOTKEEPER_OPERATOR_PASSWORD: OPERATOR_PASSWORD });
 
-async function freePort(from: number): Promise<number> {
-  for (let p = from; p < from + 200; p++) if (await portIsFree(p)) return p;
-  throw new Error("no free port");
-}
-
-test.beforeAll(async () => {
-  test.setTimeout(120_000);
-  const port = await freePort(3500);
-  const env = { ...process.env, DATABASE_URL: stackInfo().databaseUrl, PORT: String(port), LOG_LEVEL: "warn", SLOTKEEPER_OPERATOR_PASSWORD: OPERATOR_PASSWORD };
-  web = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-p", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
-  secured = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (web.exitCode !== null) throw new Error("the credentials console exited during start");
-    if (await fetch(`${secured}/api/health`).then((r) => r.ok, () => false)) break;
-    if (Date.now() > deadline) throw new Error("the credentials console did not become healthy in 90s");
-    await new Promise((r) => setTimeout(r, 250));
-  }
-});
-
-test.afterAll(async () => {
-  if (web && web.exitCode === null) {
-    web.kill("SIGTERM");
-    await new Promise((r) => web!.once("exit", r));
-  }
-});
-
-async function signIn(page: Page, user: string, password: string, role: string) {
-  await page.goto(`${secured}/`);
-  await expect(page).toHaveURL(/\/login\?next=/);
-  if (user === "operator") {
-    await page.getByTestId("login-user").selectOption("operator");
-  } else {
-    await page.getByTestId("login-user").selectOption({ label: "my own account…" });
-    await page.getByTestId("login-name").fill(user);
-  }
-  await page.getByTestId("login-password").fill(password);
-  await page.getByTestId("login-submit").click();
-  await expect(page.getByTestId("session-user")).toHaveText(user);
-  await expect(page.getByTestId("session-role")).toHaveText(role);
-}
 
 test("an admin adds a person, the person signs in elsewhere, and disabling them ends that session at once", async ({ page, browser, sql }) => {
   const name = `e2e-person-${suffix}`;
   const password = "e2e-person-password-1";
 
-  await signIn(page, "operator", OPERATOR_PASSWORD, "admin");
-  await page.goto(`${secured}/settings`);
+  await signIn(page, securedConsole.url(), "operator", OPERATOR_PASSWORD, "admin");
+  await page.goto(`${securedConsole.url()}/settings`);
   const section = page.getByTestId("people-section");
   await section.getByTestId("person-name").fill(name);
   await section.getByTestId("person-display-name").fill("E2E Person");
@@ -77,16 +33,16 @@ test("an admin adds a person, the person signs in elsewhere, and disabling them 
   const other = await browser.newContext();
   try {
     const theirs = await other.newPage();
-    await signIn(theirs, name, password, "operator");
-    expect((await theirs.request.get(`${secured}/api/me`)).status()).toBe(200);
+    await signIn(theirs, securedConsole.url(), name, password, "operator");
+    expect((await theirs.request.get(`${securedConsole.url()}/api/me`)).status()).toBe(200);
 
     page.once("dialog", (d) => void d.accept());
     await row.getByTestId("person-disable").click();
     await expect(row.getByTestId("person-status")).toHaveText("disabled");
 
     // Their captured cookie is refused at once, and their page goes back to sign-in.
-    expect((await theirs.request.get(`${secured}/api/me`)).status()).toBe(401);
-    await theirs.goto(`${secured}/schedules`);
+    expect((await theirs.request.get(`${securedConsole.url()}/api/me`)).status()).toBe(401);
+    await theirs.goto(`${securedConsole.url()}/schedules`);
     await expect(theirs).toHaveURL(/\/login\?next=%2Fschedules/);
     // Signing in again is refused too.
     await theirs.getByTestId("login-user").selectOption({ label: "my own account…" });

@@ -18,6 +18,9 @@ test("navigation reaches Schedules, Runs and Workers", async ({ page }) => {
     await expect(page.getByRole("heading", { name: heading, exact: true })).toBeVisible();
   }
   await expect(page.getByTestId("worker-row").first()).toBeVisible();
+  // Each worker's queues with their concurrency and free slots (the stack's worker serves default).
+  await expect(page.getByTestId("worker-queues").first()).toContainText(/default \d+ \/ \d+ \(\d+ free\)/);
+  await expect(page.getByTestId("worker-handlers").first()).toContainText("noop");
   await page.screenshot({ path: "e2e/output/screenshots/workers.png", fullPage: true });
 });
 

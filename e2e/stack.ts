@@ -12,7 +12,7 @@ export const STACK_FILE = path.resolve("e2e/output/stack.json");
 
 export type StackInfo = { baseURL: string; databaseUrl: string };
 
-async function freePort(from: number): Promise<number> {
+export async function freePort(from: number): Promise<number> {
   for (let p = from; p < from + 500; p++) if (await portIsFree(p)) return p;
   throw new Error("no free port");
 }
@@ -23,8 +23,8 @@ export type Stack = StackInfo & { startWorker: () => ChildProcess; stop: () => P
 export type StackEnv = Record<string, string>;
 
 /** A console (`next start`) of its own on an existing database: `env` on top of this process's, bound to `hostname`. */
-export async function startConsole(opts: { databaseUrl: string; env?: StackEnv; hostname?: string }): Promise<{ url: string; port: number; process: ChildProcess; stop: () => Promise<void> }> {
-  const port = await freePort(3400);
+export async function startConsole(opts: { databaseUrl: string; env?: StackEnv; hostname?: string; port?: number }): Promise<{ url: string; port: number; process: ChildProcess; stop: () => Promise<void> }> {
+  const port = opts.port ?? (await freePort(3400));
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: opts.databaseUrl, PORT: String(port), LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...opts.env };
   for (const [k, v] of Object.entries(env)) if (v === "") delete env[k];
   const args = [require.resolve("next/dist/bin/next"), "start", "-p", String(port), ...(opts.hostname ? ["-H", opts.hostname] : [])];

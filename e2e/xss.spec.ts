@@ -2,7 +2,8 @@
 // page of the console visited in Chromium: the strings show as text, every response carries a
 // Content-Security-Policy, the browser reports no CSP violation, and no payload ever runs (none
 // sets window.__xss, no dialog opens). Run texts come from the fail handler's error, an http
-// receiver's answer and a program's stdout and stderr.
+// receiver's answer and a program's stdout and stderr; people's display names and tokens' names
+// are shown on Settings and in the audit log, where each schedule's edit names the token that made it.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { request as playwrightRequest, type APIResponse, type Page } from "@playwright/test";
@@ -13,6 +14,8 @@ test.describe.configure({ mode: "serial" });
 
 const suffix = Date.now().toString(36);
 const names = XSS_PAYLOADS.map((_p, i) => `xss-${i}-${suffix}`);
+/** People's names must fit the name rule; their display names carry the payloads. */
+const people = XSS_PAYLOADS.map((_p, i) => `xss-person-${i}-${suffix}`);
 /** The handlers that fill a run's error and output in turn (the stack's workers may run /bin/sh). */
 const KINDS = ["fail", "http", "command"] as const;
 let runIds: number[] = [];
@@ -56,9 +59,15 @@ test.beforeAll(async () => {
       names[i],
     );
     await created(await request.post("/api/alerts/channels", { data: { name: p.slice(0, 100), kind: "webhook", enabled: false, config: { url: "https://hooks.example.test/x" } } }), `channel ${i}`);
-    await created(await request.post("/api/tokens", { data: { name: p.slice(0, 100), scope: "read" } }), `token ${i}`);
+    // A token named with the payload makes the edit below, so the payload is also an actor's name.
+    const { token } = (await created(await request.post("/api/tokens", { data: { name: p.slice(0, 100), scope: "operate" } }), `token ${i}`)) as { token: string };
+    await created(
+      await request.post("/api/people", { data: { name: people[i], displayName: p.slice(0, 100), role: "viewer", password: "xss-person-password-1" } }),
+      `person ${i}`,
+    );
     // An edit, so the audit log holds the payload in a before/after pair too.
-    expect((await request.patch(`/api/schedules/${names[i]}`, { data: { description: `${p} (edited)`, version: 1 } })).ok()).toBeTruthy();
+    const edit = await request.patch(`/api/schedules/${names[i]}`, { data: { description: `${p} (edited)`, version: 1 }, headers: { authorization: `Bearer ${token}` } });
+    expect(edit.ok(), await edit.text()).toBeTruthy();
   }
   for (const n of XSS_NAMES) await created(await request.post("/api/schedules", { data: { name: `${n} ${suffix}`, handler: "noop", everySeconds: 3600, description: n } }), n);
   for (const n of names) expect((await request.post(`/api/schedules/${n}/run-now`, { data: {} })).ok()).toBeTruthy();
@@ -120,12 +129,23 @@ test("every list page renders the corpus as text, under a CSP, running nothing",
   for (const p of XSS_PAYLOADS) await expect(page.getByText(p.slice(0, 100), { exact: true }).first(), p).toBeAttached();
   await page.goto("/settings");
   for (const p of XSS_PAYLOADS) await expect(page.getByTestId("token-row-name").getByText(p.slice(0, 100), { exact: true }).first(), p).toBeAttached();
+  for (const [i, p] of XSS_PAYLOADS.entries()) {
+    const row = page.locator(`[data-testid="person-row"][data-name="${people[i]}"]`);
+    await expect(row.getByTestId("person-row-display-name"), p).toHaveText(p.slice(0, 100));
+  }
+  await check("settings with people and tokens");
   await page.goto("/schedules");
   for (const n of XSS_NAMES) await expect(page.getByText(`${n} ${suffix}`, { exact: true }).first()).toBeVisible();
   // The newest entries are on the first page; JSON shows a quote or backslash escaped, so pick one without.
   const recent = [...XSS_PAYLOADS].reverse().find((p) => !/["\\]/.test(p))!;
   await page.goto("/audit");
   await expect(page.getByTestId("audit-after").filter({ hasText: recent }).first()).toBeVisible();
+  // The people's display names, in their person.create entries (JSON escapes a quote or backslash).
+  await page.getByTestId("audit-filter-action").fill("person.create");
+  await page.getByTestId("audit-apply").click();
+  await expect(page.getByTestId("audit-row").first()).toHaveAttribute("data-action", "person.create");
+  for (const p of XSS_PAYLOADS.filter((q) => !/["\\]/.test(q))) await expect(page.getByTestId("audit-after").filter({ hasText: p }).first(), p).toBeVisible();
+  await check("audit of people");
   await check("after the text checks");
 });
 
@@ -134,6 +154,8 @@ for (const [i, p] of XSS_PAYLOADS.entries()) {
     const check = await guard(page);
     await page.goto(`/schedules/${names[i]}`);
     await expect(page.getByText(`${p} (edited)`, { exact: true }).first(), `schedule ${i}`).toBeVisible();
+    // The edit's audit entry names the token that made it: `token:<payload>`, as text.
+    await expect(page.getByTestId("schedule-audit").getByTestId("audit-actor").filter({ hasText: `token:${p.slice(0, 100)}` }).first(), `actor ${i}`).toBeVisible();
     await check(`schedule ${i}`);
     await page.goto(`/schedules/${names[i]}/edit`);
     await expect(page.getByTestId("input-payload")).toHaveValue(new RegExp({ fail: '"message"', http: '"url"', command: '"command"' }[KINDS[i % KINDS.length]]));

@@ -18,6 +18,7 @@ export const configDefaults = {
   partitionLeaseSeconds: 15,
   shutdownGraceMs: 10_000,
   leaseSafetyMarginMs: 5_000,
+  dbQueryTimeoutMs: 10_000,
   backfillMaxRuns: 10_000,
   payloadMaxBytes: 64 * 1024,
   retentionDays: 30,
@@ -27,6 +28,7 @@ export const configDefaults = {
   alertReminderMinutes: 60,
   smtpFrom: "Slotkeeper <slotkeeper@localhost>",
   metricsHost: "127.0.0.1",
+  replicaLagWarnSeconds: 5,
   /** Not a setting: the longest a worker loop waits between retries while the database fails (doubling from its interval). */
   loopMaxBackoffMs: 30_000,
 } as const;
@@ -36,6 +38,14 @@ const int = (min: number, max: number) => z.coerce.number().int().min(min).max(m
 const envSchema = z.object({
   /** PostgreSQL connection string; when unset an embedded server is started. */
   DATABASE_URL: z.string().url().optional(),
+  /**
+   * The web process only: a streaming standby of DATABASE_URL's server. The console's read-only
+   * pages and `/api/metrics` read there; every write, and every read that must see a write, stays
+   * on DATABASE_URL (lib/server/replica.ts).
+   */
+  DATABASE_READ_URL: z.string().url().optional(),
+  /** Replay lag above which the console shows a banner and /api/health says `lagging`. */
+  SLOTKEEPER_REPLICA_LAG_WARN_SECONDS: z.coerce.number().min(0).max(86_400).default(configDefaults.replicaLagWarnSeconds),
   /** Folder for local state: the embedded database's data lives in `<dir>/pgdata`. */
   SLOTKEEPER_DATA_DIR: z.string().min(1).default(configDefaults.dataDir),
   /** TCP port of the embedded PostgreSQL server. */
@@ -46,6 +56,11 @@ const envSchema = z.object({
   LOG_LEVEL: z.enum(["trace", "debug", "info", "warn", "error", "fatal", "silent"]).default(configDefaults.logLevel),
   /** Handlers one worker process runs at once. */
   SLOTKEEPER_CONCURRENCY: int(1, 10_000).default(configDefaults.workerConcurrency),
+  /**
+   * The queues a worker serves, each with its concurrency: `default:10,reports:2`. Unset: `default`
+   * with SLOTKEEPER_CONCURRENCY. Parsed by parseQueues.
+   */
+  SLOTKEEPER_QUEUES: z.string().max(10_000).optional(),
   /** How often a worker ticks and claims when idle. */
   SLOTKEEPER_POLL_INTERVAL_MS: int(10, 60_000).default(configDefaults.pollIntervalMs),
   /** How far ahead the tick materialises slots (minutes at most). */
@@ -70,6 +85,8 @@ const envSchema = z.object({
   SLOTKEEPER_SHUTDOWN_GRACE_MS: int(0, 600_000).default(configDefaults.shutdownGraceMs),
   /** A worker stops committing this long before its lease would expire. */
   SLOTKEEPER_LEASE_SAFETY_MARGIN_MS: int(0, 600_000).default(configDefaults.leaseSafetyMarginMs),
+  /** How long a worker waits for any answer from PostgreSQL before it gives the connection up (a silent network). */
+  SLOTKEEPER_DB_QUERY_TIMEOUT_MS: int(100, 600_000).default(configDefaults.dbQueryTimeoutMs),
   /** Largest number of runs one backfill may create. */
   SLOTKEEPER_BACKFILL_MAX_RUNS: int(1, 1_000_000).default(configDefaults.backfillMaxRuns),
   /** Largest schedule payload, in bytes of JSON. */
@@ -135,13 +152,61 @@ export function parseCommandsPolicy(value: string | undefined): CommandsPolicy {
   return [...new Set(entries.map((e) => path.normalize(e)))];
 }
 
+/** A queue's name: the schedule field's rule (lib/schedules/input.ts QUEUE_PATTERN). */
+export const QUEUE_NAME = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+
+/** The queues a worker serves and each one's concurrency. */
+export type Queues = Record<string, number>;
+
+/**
+ * Check a queues map (SLOTKEEPER_QUEUES parsed, or runWorker's `queues` option): at least one queue,
+ * each a valid name with a whole concurrency from 1 to 10,000. Throws ConfigError naming `what`.
+ */
+export function validateQueues(queues: unknown, what: string): Queues {
+  if (typeof queues !== "object" || queues === null || Array.isArray(queues)) throw new ConfigError(`invalid ${what}: give queues and their concurrency, e.g. { default: 10, reports: 2 }`);
+  const entries = Object.entries(queues as Record<string, unknown>);
+  if (entries.length === 0) throw new ConfigError(`invalid ${what}: name at least one queue`);
+  for (const [name, n] of entries) {
+    if (!QUEUE_NAME.test(name)) throw new ConfigError(`invalid ${what}: ${JSON.stringify(name)} is not a queue name (1-64 letters, digits and . _ : -, starting with a letter or digit)`);
+    if (typeof n !== "number" || !Number.isInteger(n) || n < 1 || n > 10_000) throw new ConfigError(`invalid ${what}: queue ${name} needs a concurrency from 1 to 10000, got ${JSON.stringify(n)}`);
+  }
+  return Object.fromEntries(entries) as Queues;
+}
+
+/**
+ * SLOTKEEPER_QUEUES (`default:10,reports:2`) as a map; unset → `{ default: concurrency }`. Throws
+ * ConfigError naming the variable and the entry at fault.
+ */
+export function parseQueues(value: string | undefined, concurrency: number): Queues {
+  if (value === undefined || value.trim() === "") return { default: concurrency };
+  const queues: Queues = {};
+  for (const raw of value.split(",")) {
+    const entry = raw.trim();
+    const m = /^([^:\s]+):(\d+)$/.exec(entry);
+    if (!m) throw new ConfigError(`invalid SLOTKEEPER_QUEUES: ${JSON.stringify(entry)} is not name:concurrency (e.g. default:10,reports:2)`);
+    if (m[1] in queues) throw new ConfigError(`invalid SLOTKEEPER_QUEUES: queue ${m[1]} is named twice`);
+    queues[m[1]] = Number(m[2]);
+  }
+  return validateQueues(queues, "SLOTKEEPER_QUEUES");
+}
+
+/** How many handlers a worker with these queues runs at once. */
+export const totalConcurrency = (queues: Queues): number => Object.values(queues).reduce((a, b) => a + b, 0);
+
 export type Config = {
   databaseUrl: string | undefined;
+  /** DATABASE_READ_URL: the standby the web process reads from; undefined = it reads from the primary. */
+  databaseReadUrl: string | undefined;
+  /** SLOTKEEPER_REPLICA_LAG_WARN_SECONDS: replay lag above which the console warns. */
+  replicaLagWarnSeconds: number;
   dataDir: string;
   embeddedPgPort: number;
   port: number;
   logLevel: z.infer<typeof envSchema>["LOG_LEVEL"];
+  /** SLOTKEEPER_CONCURRENCY: the `default` queue's concurrency when SLOTKEEPER_QUEUES is unset. */
   workerConcurrency: number;
+  /** SLOTKEEPER_QUEUES: the queues the worker serves and each one's concurrency. */
+  queues: Queues;
   pollIntervalMs: number;
   tickHorizonSeconds: number;
   catchUpGraceSeconds: number;
@@ -150,6 +215,8 @@ export type Config = {
   partitionLeaseSeconds: number;
   shutdownGraceMs: number;
   leaseSafetyMarginMs: number;
+  /** SLOTKEEPER_DB_QUERY_TIMEOUT_MS: a worker statement with no answer for this long fails and its connection is dropped. */
+  dbQueryTimeoutMs: number;
   backfillMaxRuns: number;
   payloadMaxBytes: number;
   retentionDays: number;
@@ -186,11 +253,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const e = parsed.data;
   return {
     databaseUrl: e.DATABASE_URL,
+    databaseReadUrl: e.DATABASE_READ_URL,
+    replicaLagWarnSeconds: e.SLOTKEEPER_REPLICA_LAG_WARN_SECONDS,
     dataDir: path.resolve(e.SLOTKEEPER_DATA_DIR),
     embeddedPgPort: e.SLOTKEEPER_PG_PORT,
     port: e.PORT,
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.SLOTKEEPER_CONCURRENCY,
+    queues: parseQueues(e.SLOTKEEPER_QUEUES, e.SLOTKEEPER_CONCURRENCY),
     pollIntervalMs: e.SLOTKEEPER_POLL_INTERVAL_MS,
     tickHorizonSeconds: e.SLOTKEEPER_TICK_HORIZON_SECONDS,
     catchUpGraceSeconds: e.SLOTKEEPER_CATCH_UP_GRACE_SECONDS,
@@ -199,6 +269,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     partitionLeaseSeconds: e.SLOTKEEPER_PARTITION_LEASE_SECONDS,
     shutdownGraceMs: e.SLOTKEEPER_SHUTDOWN_GRACE_MS,
     leaseSafetyMarginMs: e.SLOTKEEPER_LEASE_SAFETY_MARGIN_MS,
+    dbQueryTimeoutMs: e.SLOTKEEPER_DB_QUERY_TIMEOUT_MS,
     backfillMaxRuns: e.SLOTKEEPER_BACKFILL_MAX_RUNS,
     payloadMaxBytes: e.SLOTKEEPER_PAYLOAD_MAX_BYTES,
     retentionDays: e.SLOTKEEPER_RETENTION_DAYS,

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** Kinds of domain error; `toResponse` maps each to one HTTP status. */
 export type AppErrorKind = "invalid" | "not_found" | "conflict" | "forbidden" | "unauthorized" | "unavailable" | "too_large";
 
@@ -11,7 +13,11 @@ const STATUS: Record<AppErrorKind, number> = {
   unavailable: 503,
 };
 
-const CODE: Record<AppErrorKind, string> = {
+/** Every `code` an error answer can carry (`rate_limited`: too many failed sign-ins, lib/auth/login.ts; `internal`: anything unexpected). */
+export const ERROR_CODES = ["validation", "unauthorized", "forbidden", "not_found", "conflict", "too_large", "unavailable", "rate_limited", "internal"] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const CODE: Record<AppErrorKind, ErrorCode> = {
   invalid: "validation",
   unauthorized: "unauthorized",
   forbidden: "forbidden",
@@ -36,8 +42,20 @@ export class AppError extends Error {
   }
 }
 
-/** The one error body of the API: `{ error: { code, message, field } }`. */
-export type ErrorBody = { error: { code: string; message: string; field?: string } };
+/** The one error body of the API: `{ error: { code, message, field } }` (the OpenAPI document's `Error`). */
+export const errorBodySchema = z
+  .object({
+    error: z
+      .object({
+        code: z.enum(ERROR_CODES),
+        message: z.string(),
+        /** The input at fault, as a dotted path (`cron`, `retry.capSeconds`). */
+        field: z.string().optional(),
+      })
+      .strict(),
+  })
+  .strict();
+export type ErrorBody = z.infer<typeof errorBodySchema>;
 
 /**
  * Turn any thrown value into a JSON response. AppErrors keep their message; anything else is

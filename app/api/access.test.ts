@@ -9,7 +9,7 @@ import { makeRun, makeSchedule } from "@/lib/testing/factories";
 /** Every route module under app/api, with the methods it exports. */
 const MODULES = import.meta.glob<Record<string, unknown>>("./**/route.ts", { eager: true });
 /** Routes outside the wrappers on purpose: liveness probes, and signing in itself. */
-const OPEN = new Set(["health", "auth/login", "auth/logout"]);
+const OPEN = new Set(["health", "auth/login", "auth/logout", "auth/oidc/start", "auth/oidc/callback"]);
 const METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 const MUTATING = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 
@@ -77,6 +77,7 @@ const LOOPBACK_GET: Record<string, { query?: string; expect: (body: Json, res: R
       expect(res.headers.get("content-type")).toContain("text/plain");
     },
   },
+  "openapi.json": { expect: (b) => expect(b).toMatchObject({ openapi: "3.1.0", paths: { "/api/openapi.json": { get: {} } } }) },
   overview: { expect: (b) => expect(b.totals).toMatchObject({ schedules: 1, dead: 1 }) },
   people: { expect: (b) => expect(b).toEqual({ people: [] }) },
   "runs/[id]": { expect: (b) => expect(b.run).toMatchObject({ id: ids.run, scheduleName: "x", state: "dead", attempts: 6 }) },

@@ -231,6 +231,25 @@ describe("sign-in throttling", () => {
   });
 });
 
+describe("sign-in throttling when its table cannot be used", () => {
+  it("refuses the sign-in with 503 naming the throttle, opens no session, and works again once the table is back", async () => {
+    const pw = await addPerson("kay", "operator");
+    const peer = address();
+    await t.pool.query("ALTER TABLE login_failures RENAME TO login_failures_away");
+    try {
+      for (const password of [pw, "a-wrong-one"]) {
+        const res = await call("auth/login", "POST", { body: { user: "kay", password }, peer });
+        expect(res.status).toBe(503);
+        expect(((await res.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: "unavailable", message: expect.stringContaining("failed sign-in counts could not be read") });
+      }
+      expect(await sessionRows("kay")).toBe(0);
+    } finally {
+      await t.pool.query("ALTER TABLE login_failures_away RENAME TO login_failures");
+    }
+    expect((await call("auth/login", "POST", { body: { user: "kay", password: pw }, peer })).status).toBe(200);
+  });
+});
+
 describe("people routes", () => {
   it("only admins list, add and change people", async () => {
     const opPw = await addPerson("ivy", "operator");

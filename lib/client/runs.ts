@@ -53,3 +53,7 @@ export const runQuery = (id: number) =>
 
 export const requeueRun = (id: number) => fetchJson<unknown>(`/api/runs/${id}/requeue`, { method: "POST", json: {} });
 export const requeueRuns = (ids: number[]) => fetchJson<unknown>("/api/runs/requeue", { method: "POST", json: { ids } });
+
+/** Settle a run by hand (lib/runs/operator-skip.ts): cancel a pending one, discard a dead one; `reason` goes to the audit log. */
+export const settleRun = (id: number, action: "cancel" | "discard", reason: string) =>
+  fetchJson<unknown>(`/api/runs/${id}/${action}`, { method: "POST", json: reason.trim() ? { reason: reason.trim() } : {} });

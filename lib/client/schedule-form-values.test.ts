@@ -26,8 +26,15 @@ describe("toBody", () => {
   it("builds the design's schedule body", () => {
     expect(toBody({ ...valid, maxLatenessSeconds: "3600" }, "create")).toEqual({
       name: "nightly-report", description: "", handler: "noop", payload: {}, cron: "*/15 * * * *", timezone: "UTC", catchUp: "latest",
-      maxLatenessSeconds: 3600, jitterSeconds: 0, overlap: "allow", retry: { maxAttempts: 6, baseSeconds: 30, capSeconds: 900 }, leaseSeconds: 60, enabled: true, tags: [],
+      maxLatenessSeconds: 3600, jitterSeconds: 0, overlap: "allow", retry: { maxAttempts: 6, baseSeconds: 30, capSeconds: 900 }, leaseSeconds: 60, enabled: true, tags: [], queue: "default",
     });
+  });
+  it("sends the queue and maxConcurrent; an empty maxConcurrent is no limit (cleared on edit), a bad one is named", () => {
+    expect(toBody({ ...valid, queue: " reports ", maxConcurrent: "2" }, "create")).toMatchObject({ queue: "reports", maxConcurrent: 2 });
+    expect(toBody({ ...valid, maxConcurrent: "" }, "edit")).toMatchObject({ maxConcurrent: null });
+    expect(validateValues({ ...valid, maxConcurrent: "0" }, "create")).toMatchObject({ maxConcurrent: expect.stringMatching(/maxConcurrent/) });
+    expect(validateValues({ ...valid, queue: "a b" }, "create")).toMatchObject({ queue: expect.stringMatching(/queue/) });
+    expect(validateValues({ ...valid, overlap: "forbid", maxConcurrent: "3" }, "create")).toMatchObject({ maxConcurrent: expect.stringMatching(/overlap allow/) });
   });
   it("clears the other kind of timing on edit", () => {
     expect(toBody({ ...valid, timingKind: "interval", everySeconds: "2" }, "edit")).toMatchObject({ cron: null, everySeconds: 2 });

@@ -34,6 +34,12 @@ export type FormValues = {
   tags: string;
   /** "" means nobody. */
   owner: string;
+  /** "" means no attempt timeout. */
+  timeoutSeconds: string;
+  /** The queue its runs wait in. */
+  queue: string;
+  /** "" means no limit. */
+  maxConcurrent: string;
 };
 
 /** Field errors keyed by the API's field path ("cron", "retry.capSeconds", …); "form" for the rest. */
@@ -66,6 +72,9 @@ export const DEFAULT_VALUES: FormValues = {
   enabled: SCHEDULE_DEFAULTS.enabled,
   tags: SCHEDULE_DEFAULTS.tags.join(", "),
   owner: SCHEDULE_DEFAULTS.owner ?? "",
+  timeoutSeconds: SCHEDULE_DEFAULTS.timeoutSeconds ?? "",
+  queue: SCHEDULE_DEFAULTS.queue,
+  maxConcurrent: "",
 };
 
 /** The form's starting values for an existing schedule. */
@@ -93,6 +102,9 @@ export function valuesFromSchedule(s: Schedule): FormValues {
     enabled: s.enabled,
     tags: (s.tags ?? []).join(", "),
     owner: s.owner ?? "",
+    timeoutSeconds: s.timeoutSeconds == null ? "" : String(s.timeoutSeconds),
+    queue: s.queue ?? SCHEDULE_DEFAULTS.queue,
+    maxConcurrent: s.maxConcurrent == null ? "" : String(s.maxConcurrent),
   };
 }
 
@@ -144,6 +156,11 @@ export function toBody(v: FormValues, mode: "create" | "edit"): Record<string, u
     tags: parseTags(v.tags),
     // Empty: nobody (omitted on create, cleared with null on edit).
     owner: v.owner.trim() === "" ? (mode === "edit" ? null : undefined) : v.owner.trim(),
+    // Empty: no timeout (omitted on create, cleared with null on edit).
+    timeoutSeconds: num(v.timeoutSeconds) ?? (mode === "edit" ? null : undefined),
+    queue: v.queue.trim(),
+    // Empty: no limit (omitted on create, cleared with null on edit).
+    maxConcurrent: num(v.maxConcurrent) ?? (mode === "edit" ? null : undefined),
   };
   return stripUndefined(body);
 }
@@ -192,6 +209,9 @@ export function validateValues(v: FormValues, mode: "create" | "edit"): FieldErr
     { retry: body.retry },
     { tags: body.tags },
     { owner: body.owner },
+    { timeoutSeconds: body.timeoutSeconds },
+    { queue: body.queue },
+    { maxConcurrent: body.maxConcurrent },
   ];
   if (payload.ok) parts.push({ payload: body.payload });
   for (const part of parts) {

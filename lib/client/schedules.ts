@@ -5,7 +5,7 @@ import type { HandlerInfo } from "../workers/registry";
 import { fetchJson, LIVE_REFRESH_MS } from "./api";
 
 /** A schedule as the console reads it: the API view plus its health (on the list and on one). */
-export type Schedule = ScheduleView & Partial<Omit<ScheduleHealth, "rules" | "ageSeconds">>;
+export type Schedule = ScheduleView & Partial<Omit<ScheduleHealth, "rules" | "ageSeconds" | "stuckRun">> & { stuck?: boolean; stuckSince?: string | null };
 export type { HandlerInfo };
 
 export const schedulesKey = ["schedules"] as const;
@@ -21,6 +21,19 @@ export const schedulesQuery = () =>
     queryFn: async ({ signal }) => (await fetchJson<{ schedules: Schedule[] }>("/api/schedules?limit=500", { signal })).schedules,
     refetchInterval: LIVE_REFRESH_MS,
   });
+
+/** The list's filters, sort and cursor as GET /api/schedules takes them (lib/schedules/list.ts); empty values are left out. */
+export type ScheduleListParams = Partial<Record<"search" | "status" | "tag" | "handler" | "queue" | "managed" | "paused" | "timing" | "sort" | "cursor" | "limit", string>>;
+
+/** One page of the fleet, searched, filtered and sorted on the server; `nextCursor` is null on the last page. */
+export const schedulesPageQuery = (params: ScheduleListParams) => {
+  const qs = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => !!e[1])).toString();
+  return queryOptions({
+    queryKey: [...schedulesKey, "page", qs] as const,
+    queryFn: ({ signal }) => fetchJson<{ schedules: Schedule[]; nextCursor: string | null }>(`/api/schedules${qs ? `?${qs}` : ""}`, { signal }),
+    refetchInterval: LIVE_REFRESH_MS,
+  });
+};
 
 /** One schedule by name with its health, polled. */
 export const scheduleQuery = (name: string) =>
@@ -64,9 +77,13 @@ export const createSchedule = (body: ScheduleBody) => fetchJson<SaveResult>("/ap
 export const patchSchedule = (name: string, body: ScheduleBody & { version: number }) => fetchJson<SaveResult>(path(name), { method: "PATCH", json: body });
 export const deleteSchedule = (name: string, keepHistory: boolean) =>
   fetchJson<unknown>(`${path(name)}?history=${keepHistory ? "keep" : "delete"}`, { method: "DELETE" });
-export const pauseSchedule = (name: string) => fetchJson<unknown>(`${path(name)}/pause`, { method: "POST", json: {} });
+/** Pause; a note keeps it paused through applies, and `resumeAt` (ISO) has a worker resume it then. */
+export const pauseSchedule = (name: string, hold: { note?: string; resumeAt?: string } = {}) =>
+  fetchJson<unknown>(`${path(name)}/pause`, { method: "POST", json: { ...(hold.note ? { note: hold.note } : {}), ...(hold.resumeAt ? { resumeAt: hold.resumeAt } : {}) } });
 export const resumeSchedule = (name: string) => fetchJson<unknown>(`${path(name)}/resume`, { method: "POST", json: {} });
-export const runScheduleNow = (name: string) => fetchJson<{ run?: { id: number } }>(`${path(name)}/run-now`, { method: "POST", json: {} });
+/** A manual run now; `payload`, when given, is this run's in place of the schedule's. */
+export const runScheduleNow = (name: string, payload?: Record<string, unknown>) =>
+  fetchJson<{ run?: { id: number } }>(`${path(name)}/run-now`, { method: "POST", json: payload === undefined ? {} : { payload } });
 
 /** POST /backfill's answer: slots in range, how many already had a run, created (or wouldCreate on a dry run). */
 export type BackfillResult = { dryRun?: boolean; slots?: number; existing?: number; created?: number; wouldCreate?: number };

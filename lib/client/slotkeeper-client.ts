@@ -12,27 +12,55 @@ import type { ScheduleView } from "../schedules/view";
 import type { ScheduleHealth } from "../health/schedule-health";
 import type { WorkerView } from "../workers/queries";
 import type { HandlerListing } from "../handlers/warnings";
+import type { PersonView } from "../auth/people";
+import type { TokenView } from "../auth/tokens";
+import type { BulkRunsResult } from "../bulk/runs";
+import type { BulkSchedulesResult } from "../bulk/schedules";
 import type { PlanSummary } from "../schedules/as-code/plan";
 import type { ScheduleDocument } from "../schedules/as-code/export";
+import type { z } from "zod";
+import type { backfillAnswerSchema } from "../schedules/backfill";
+import type { manualRunSchema } from "../api/answers";
+import type { OperatorSkipResult } from "../runs/operator-skip";
 
-export type { ScheduleCreateInput, SchedulePatch, RunDetail, RunPage, ScheduleView, WorkerView, HandlerListing, PlanSummary, ScheduleDocument };
+export type { ScheduleCreateInput, SchedulePatch, RunDetail, RunPage, ScheduleView, WorkerView, HandlerListing, PlanSummary, ScheduleDocument, BulkRunsResult, BulkSchedulesResult, PersonView, TokenView };
 /** A schedules file: its YAML or JSON text, or the parsed `{ schedules: [...] }`. */
 export type ApplyDocument = string | { schedules: unknown[] };
 /** Whose file it is (`source`: the CLI uses the file's base name) and whether to delete what it no longer lists. */
 export type ApplyOptions = { source: string; prune?: boolean };
 /** A schedule as the API returns it: its definition and its health. */
-export type Schedule = ScheduleView & Partial<ScheduleHealth>;
+export type Schedule = ScheduleView & Partial<ScheduleHealth> & { stuck?: boolean; stuckSince?: string | null };
 /** Filters of GET /api/runs and a schedule's history. */
 export type RunQuery = { state?: string | string[]; schedule?: string; from?: string | Date; to?: string | Date; cursor?: string; limit?: number; upcoming?: boolean };
 
 /** A run that `runNow` made. */
-export type ManualRun = { id: number; scheduleId: number; scheduledFor: string; origin: string; state: string; idempotencyKey: string };
+export type ManualRun = z.infer<typeof manualRunSchema>;
 /** What a backfill made (or, with dryRun, would make): `wouldCreate` is set on a dry run. */
-export type BackfillResult = { dryRun: boolean; slots: number; existing: number; created: number; wouldCreate?: number };
+export type BackfillResult = z.infer<typeof backfillAnswerSchema>;
 /** A run an operator cancelled or discarded: now skipped, with the reason given (or null). */
-export type SettledRun = { id: number; scheduleId: number; state: "skipped"; skipReason: "cancelled" | "discarded"; reason: string | null };
+export type SettledRun = OperatorSkipResult;
 /** Filters of GET /api/schedules. */
-export type ScheduleQuery = { search?: string; enabled?: boolean; tag?: string; owner?: string; limit?: number; cursor?: string };
+/**
+ * GET /api/schedules' query (docs/api.md): filters, a sort, and the previous page's `nextCursor`.
+ * A page can be shorter than `limit` with a status filter; only a null `nextCursor` ends the list.
+ */
+export type ScheduleQuery = {
+  search?: string;
+  enabled?: boolean;
+  tag?: string;
+  owner?: string;
+  limit?: number;
+  cursor?: string;
+  /** One or more of healthy, late, failing, backlogged, paused; comma-separated. */
+  status?: string;
+  handler?: string;
+  queue?: string;
+  managedBy?: string;
+  managed?: boolean;
+  paused?: boolean;
+  timing?: "cron" | "interval";
+  sort?: "name" | "nextDue" | "lastSuccess" | "status";
+};
 
 /** The API's error answer (`{ "error": { code, message, field } }`) as an exception. */
 export class SlotkeeperApiError extends Error {
@@ -84,12 +112,14 @@ export function createClient(opts: ClientOptions = {}) {
   const token = opts.token ?? env.SLOTKEEPER_TOKEN;
   const doFetch = opts.fetch ?? fetch;
 
-  async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { accept: "application/json" };
+  /** One request; the answer's JSON, or its text when `as` is "text" (errors are JSON either way). */
+  async function call<T>(method: string, path: string, body?: unknown, as: "json" | "text" = "json"): Promise<T> {
+    const headers: Record<string, string> = { accept: as === "json" ? "application/json" : "*/*" };
     if (token) headers.authorization = `Bearer ${token}`;
     if (body !== undefined) headers["content-type"] = "application/json";
     const res = await doFetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
+    if (res.ok && as === "text") return text as T;
     let parsed: unknown;
     try {
       parsed = text ? JSON.parse(text) : undefined;
@@ -119,7 +149,9 @@ export function createClient(opts: ClientOptions = {}) {
       call<{ deleted: string; history: "kept" | "deleted" }>("DELETE", `/api/schedules/${enc(name)}${opts.history ? `?history=${opts.history}` : ""}`),
     pauseSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/pause`, {}).then((r) => r.schedule),
     resumeSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/resume`, {}).then((r) => r.schedule),
-    runNow: (name: string) => call<{ run: ManualRun }>("POST", `/api/schedules/${enc(name)}/run-now`, {}).then((r) => r.run),
+    /** A manual run now; `payload`, when given, is this run's in place of the schedule's. */
+    runNow: (name: string, opts: { payload?: Record<string, unknown> } = {}) =>
+      call<{ run: ManualRun }>("POST", `/api/schedules/${enc(name)}/run-now`, opts.payload === undefined ? {} : { payload: opts.payload }).then((r) => r.run),
     backfill: (name: string, range: { from: string | Date; to: string | Date; dryRun?: boolean }) =>
       call<BackfillResult>("POST", `/api/schedules/${enc(name)}/backfill`, { ...range, from: instant(range.from), to: instant(range.to) }),
     /** A schedule's history, newest slot first; pass `nextCursor` back as `cursor` for the next page. */
@@ -139,7 +171,28 @@ export function createClient(opts: ClientOptions = {}) {
     apply: (doc: ApplyDocument, o: ApplyOptions) => call<PlanSummary>("POST", "/api/apply", applyBody(doc, o, false)),
     /** Every schedule's body as a document that apply accepts unchanged (secrets masked). */
     export: () => call<ScheduleDocument>("GET", "/api/export"),
-    listHandlers: () => call<{ handlers: HandlerListing[] }>("GET", "/api/handlers").then((r) => r.handlers),
+    /** The same document as YAML text, as the server writes it. */
+    exportYaml: () => call<string>("GET", "/api/export?format=yaml", undefined, "text"),
+    /** Pause or resume every schedule a filter matches, on the server; `dryRun` only names them. */
+    bulkSchedules: (body: { action: "pause" | "resume"; filter: { search?: string; tag?: string; owner?: string; status?: string }; note?: string; dryRun?: boolean }) =>
+      call<BulkSchedulesResult>("POST", "/api/bulk/schedules", body),
+    /** Re-queue or discard every dead run a filter matches (schedule, slot window [from, to)), on the server; `dryRun` only counts. */
+    bulkRuns: (body: { action: "requeue" | "discard"; filter: { schedule?: string; from?: string | Date; to?: string | Date }; reason?: string; dryRun?: boolean }) =>
+      call<BulkRunsResult>("POST", "/api/bulk/runs", { ...body, filter: { ...body.filter, ...(body.filter.from ? { from: instant(body.filter.from) } : {}), ...(body.filter.to ? { to: instant(body.filter.to) } : {}) } }),
+    /** People (admins only): list, add, change (role, displayName, password reset, disabled). */
+    listPeople: () => call<{ people: PersonView[] }>("GET", "/api/people").then((r) => r.people),
+    addPerson: (input: { name: string; role: string; password: string; displayName?: string | null }) => call<{ person: PersonView }>("POST", "/api/people", input).then((r) => r.person),
+    updatePerson: (name: string, patch: { role?: string; displayName?: string | null; password?: string; disabled?: boolean }) =>
+      call<{ person: PersonView }>("PATCH", `/api/people/${enc(name)}`, patch).then((r) => r.person),
+    /** API tokens (admins only): the secret is in createToken's answer, once. */
+    listTokens: () => call<{ tokens: TokenView[] }>("GET", "/api/tokens").then((r) => r.tokens),
+    createToken: (input: { name: string; scope: string; expiresAt?: string | null; scheduleTags?: string[] }) => call<{ token: string; tokenInfo: TokenView }>("POST", "/api/tokens", input),
+    revokeToken: (id: number) => call<{ tokenInfo: TokenView }>("POST", `/api/tokens/${id}/revoke`, {}).then((r) => r.tokenInfo),
+    /** Handlers with their fleet-wide limit (`maxConcurrent`, null: none). */
+    listHandlers: () => call<{ handlers: (HandlerListing & { maxConcurrent: number | null })[] }>("GET", "/api/handlers").then((r) => r.handlers),
+    /** At most `maxConcurrent` runs of the handler at once across every worker; null removes the limit. */
+    setHandlerLimit: (handler: string, maxConcurrent: number | null) =>
+      call<{ handler: string; maxConcurrent: number | null }>("PUT", `/api/handlers/${encodeURIComponent(handler)}/limit`, { maxConcurrent }),
   };
 }
 

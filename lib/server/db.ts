@@ -2,7 +2,7 @@ import "server-only";
 import { createDb, createPool, type Db } from "../db/client";
 import { createLogger, type Logger } from "../log";
 
-type Globals = { __slotkeeperDb?: Db; __slotkeeperLog?: Logger };
+type Globals = { __slotkeeperDb?: Db; __slotkeeperReadDb?: Db | null; __slotkeeperLog?: Logger; __slotkeeperOnClose?: (() => void)[] };
 const g = globalThis as Globals;
 
 /**
@@ -18,6 +18,25 @@ export function getDb(): Db {
   return g.__slotkeeperDb;
 }
 
+/**
+ * The pool on DATABASE_READ_URL (a streaming standby), or null when it is not set. Only
+ * lib/server/replica.ts hands it out, to read-only routes, and only while the standby answers.
+ * Connections open in 2 s or fail: an unreachable standby sends reads to the primary, not into a
+ * 10 s wait.
+ */
+export function getReplicaDb(): Db | null {
+  if (g.__slotkeeperReadDb === undefined) {
+    const url = process.env.DATABASE_READ_URL;
+    g.__slotkeeperReadDb = url ? createDb(createPool(url, { max: 10, applicationName: "slotkeeper:web:read", statementTimeoutMs: 15_000, connectTimeoutMs: 2_000 })) : null;
+  }
+  return g.__slotkeeperReadDb;
+}
+
+/** Run `fn` when closeDb runs (the replica probe's timer). */
+export function onCloseDb(fn: () => void): void {
+  (g.__slotkeeperOnClose ??= []).push(fn);
+}
+
 /** The web process's logger. */
 export function getLog(): Logger {
   g.__slotkeeperLog ??= createLogger("web");
@@ -26,7 +45,10 @@ export function getLog(): Logger {
 
 /** Close the web process's pool (tests that call route handlers, at the end of their file). */
 export async function closeDb(): Promise<void> {
+  for (const fn of g.__slotkeeperOnClose?.splice(0) ?? []) fn();
   const db = g.__slotkeeperDb;
+  const readDb = g.__slotkeeperReadDb;
   g.__slotkeeperDb = undefined;
-  await db?.$client.end();
+  g.__slotkeeperReadDb = undefined;
+  await Promise.all([db?.$client.end(), readDb?.$client.end()]);
 }

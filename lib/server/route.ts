@@ -9,6 +9,7 @@ import { findSessionActor } from "../auth/sessions";
 import { checkMutationRequest } from "../security/csrf";
 import { isNulRejection } from "../db/sql-errors";
 import { getDb, getLog } from "./db";
+import { markWrite, readFromReplica } from "./replica";
 
 /** Route params as Next 16 passes them (a promise). */
 export type RouteContext<P = Record<string, string>> = { params: Promise<P> };
@@ -42,6 +43,12 @@ export type RouteOptions = {
    * schedules it may not see.
    */
   tagAware?: boolean;
+  /**
+   * "replica": the handler only reads, and what it reads may lag: getReadDb() is the standby
+   * (DATABASE_READ_URL) while it answers (lib/server/replica.ts). Never for a route that writes, or
+   * must see a write it or its caller just made.
+   */
+  reads?: "replica";
 };
 
 function wrap<P>(needs: Scope, mutating: boolean, fn: Handler<P>, opts: RouteOptions = {}) {
@@ -54,7 +61,9 @@ function wrap<P>(needs: Scope, mutating: boolean, fn: Handler<P>, opts: RouteOpt
       if (access.actor.scheduleTags && !opts.tagAware) {
         throw new AppError("forbidden", `this token is restricted to schedules tagged ${access.actor.scheduleTags.join(", ")}, and ${new URL(req.url).pathname} is not about those schedules alone`);
       }
-      return withNoStore(await fn(req, ctx, access.actor));
+      const run = () => fn(req, ctx, access.actor);
+      if (mutating) return withNoStore(await markWrite(await run()));
+      return withNoStore(await (opts.reads === "replica" ? readFromReplica(req, run) : run()));
     } catch (err) {
       // A NUL that came some other way than a JSON body (a path or query parameter) is still the caller's input.
       if (isNulRejection(err)) err = new AppError("invalid", "the request holds a NUL character (\\u0000), which PostgreSQL cannot store or compare", "request");

@@ -67,8 +67,9 @@ describe("channels API", () => {
     expect(failed).toEqual({ ok: false, error: `POST ${receiver.url}/down answered 500: receiver says no` });
     expect(Object.keys(receiver.received.at(-1)?.body as object)).toEqual(["text"]);
 
-    const audit = await t.pool.query("SELECT action FROM audit_log WHERE target_type = 'channel' ORDER BY id");
-    expect(audit.rows.map((r) => r.action)).toEqual(["channel.create", "channel.update"]);
+    // Each test send is audited with what the receiver answered.
+    const audit = await t.pool.query("SELECT action, after FROM audit_log WHERE target_type = 'channel' ORDER BY id");
+    expect(audit.rows.map((r) => [r.action, r.after?.ok ?? null])).toEqual([["channel.create", null], ["channel.test", true], ["channel.update", null], ["channel.test", false]]);
 
     expect((await api.channel.DELETE(json("DELETE"), ctx({ id: String(channel.id) }))).status).toBe(204);
     expect((await api.channel.DELETE(json("DELETE"), ctx({ id: String(channel.id) }))).status).toBe(404);

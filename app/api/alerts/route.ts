@@ -1,8 +1,8 @@
 import { listFiringAlerts } from "@/lib/alerts/history";
-import { getDb } from "@/lib/server/db";
+import { getReadDb } from "@/lib/server/replica";
 import { route } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
 
 /** The (schedule, rule) alerts firing right now. */
-export const GET = route(async () => Response.json({ firing: await listFiringAlerts(getDb()) }));
+export const GET = route(async () => Response.json({ firing: await listFiringAlerts(getReadDb()) }), { reads: "replica" });

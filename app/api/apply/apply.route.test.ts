@@ -88,6 +88,17 @@ describe("POST /api/apply", () => {
     const dry = await apply({ source: "s", dryRun: true, schedules: [A] });
     expect(dry.body).toMatchObject({ created: ["a"] });
     expect(await state()).toEqual([]);
+    expect(await audits()).toBe(0);
+  });
+
+  it("a dry run refuses what the apply would refuse, the mutations' own checks included", async () => {
+    // A masked secret in a new schedule is refused by the create itself, not by the file's parse.
+    const masked = { name: "c", handler: "noop", payload: { token: "••••••••" }, everySeconds: 60 };
+    const plan = await apply({ source: "s", dryRun: true, schedules: [A, masked] });
+    const real = await apply({ source: "s", schedules: [A, masked] });
+    expect([plan.status, plan.body.error?.field]).toEqual([400, "schedules[1].payload"]);
+    expect([real.status, real.body.error?.field]).toEqual([plan.status, plan.body.error?.field]);
+    expect({ state: await state(), audits: await audits() }).toEqual({ state: [], audits: 0 });
   });
 
   it("two applies at once (two connections) end as one of the two serial orders", async () => {

@@ -1,6 +1,6 @@
 import { getHealthCharts, parseChartWindow } from "@/lib/health/charts";
 import { listSchedules, requireScheduleByName } from "@/lib/schedules/queries";
-import { getDb } from "@/lib/server/db";
+import { getReadDb } from "@/lib/server/replica";
 import { route } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
@@ -16,9 +16,9 @@ export const GET = route(async (req) => {
   const params = new URL(req.url).searchParams;
   const window = parseChartWindow(params.get("window"));
   const name = params.get("schedule");
-  const db = getDb();
+  const db = getReadDb();
   const schedules = name
     ? [await requireScheduleByName(db, name, { field: "schedule" })]
     : (await listSchedules(db, { limit: MAX_SERIES })).schedules;
   return Response.json(await getHealthCharts(db, schedules.map((s) => ({ id: s.id, name: s.name })), window));
-});
+}, { reads: "replica" });

@@ -9,11 +9,13 @@ import { makeRun, makeSchedule } from "@/lib/testing/factories";
 const t = setupTestDatabase({ poolSize: 4, reset: false, routes: true });
 let metricsGet: (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 let overviewGet: typeof metricsGet;
+let listGet: typeof metricsGet;
 const ctx = { params: Promise.resolve({}) };
 
 beforeAll(async () => {
   metricsGet = (await import("./route")).GET;
   overviewGet = (await import("../overview/route")).GET;
+  listGet = (await import("../schedules/route")).GET;
 
   await setClock(t.pool, "2030-01-01T10:00:00Z");
   const ok = (await makeSchedule(t.db, { name: "ok", everySeconds: 300, createdAt: new Date("2030-01-01T09:00:00Z") })).id;
@@ -47,12 +49,16 @@ async function scrape(env: Record<string, string> = {}): Promise<Map<string, Fam
   }
 }
 
+/** The Overview's totals and counts, and every schedule with its health from the console's list. */
 async function overviewSchedules() {
-  const res = await overviewGet(new Request("http://localhost/api/overview"), ctx);
-  return (await res.json()) as {
+  const overview = (await (await overviewGet(new Request("http://localhost/api/overview"), ctx)).json()) as {
     totals: { pending: number; running: number; dead: number; workersAlive: number };
+    statusCounts: Record<string, number>;
+  };
+  const list = (await (await listGet(new Request("http://localhost/api/schedules?limit=500"), ctx)).json()) as {
     schedules: { name: string; sinceLastSuccessSeconds: number | null; deadRuns: number; oldestPendingAgeSeconds: number | null; status: string }[];
   };
+  return { ...overview, schedules: list.schedules };
 }
 
 describe("GET /api/metrics", () => {
@@ -69,11 +75,15 @@ describe("GET /api/metrics", () => {
     for (const status of ["healthy", "late", "failing", "backlogged", "paused"]) {
       const counted = m.get("slotkeeper_schedules")!.samples.filter((x) => x.labels.status === status).reduce((a, x) => a + x.value, 0);
       expect(counted, status).toBe(overview.schedules.filter((s) => s.status === status).length);
+      expect(overview.statusCounts[status], status).toBe(counted);
     }
     expect(sampleValue(m, "slotkeeper_schedules", { status: "healthy", handler: "noop" })).toBe(1);
     expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "failing" })).toBe(1);
     expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "late" })).toBe(1);
     expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "backlogged" })).toBe(1);
+    // No live worker serves noop (w1 registered no handlers): slow's run from 09:50 has waited past its stated lateness. Nothing runs stuck.
+    expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "unserved" })).toBe(1);
+    expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "stuck" })).toBe(0);
     // Lateness histograms are cumulative counters of what workers did: served by the workers, not here.
     expect(m.has("slotkeeper_start_lateness_seconds")).toBe(false);
 

@@ -1,12 +1,8 @@
-import { getOverviewTotals, listOverviewSchedules } from "@/lib/health/overview";
-import { getDb } from "@/lib/server/db";
+import { getOverview } from "@/lib/health/overview";
+import { getReadDb } from "@/lib/server/replica";
 import { route } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
 
-/** Totals for the header and every live schedule with its health (since last success, dead runs, oldest pending age, status). */
-export const GET = route(async () => {
-  const db = getDb();
-  const [totals, schedules] = await Promise.all([getOverviewTotals(db), listOverviewSchedules(db)]);
-  return Response.json({ totals, schedules });
-});
+/** Totals, counts by status, the worst 50 by since-last-success and by oldest pending, and the due runs' waits (lib/health/fleet-summary.ts). */
+export const GET = route(async () => Response.json(await getOverview(getReadDb())), { reads: "replica" });

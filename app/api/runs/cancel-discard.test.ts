@@ -56,7 +56,7 @@ describe("POST /api/runs/{id}/cancel", () => {
 
     const r = await act("cancel", a, { reason: "  customer asked  " });
     expect(r).toEqual({ status: 200, body: { run: { id: a, scheduleId: s.id, state: "skipped", skipReason: "cancelled", reason: "customer asked" } } });
-    expect(await tables(a)).toMatchObject({ state: "skipped", queued: 0, finished_at: new Date("2030-01-01T12:00:00Z") });
+    expect(await tables(a)).toMatchObject({ state: "skipped", skip_reason: "cancelled", queued: 0, finished_at: new Date("2030-01-01T12:00:00Z") });
     expect(await tables(b)).toMatchObject({ state: "pending", queued: 1 });
     expect(await audit(a)).toEqual([
       { action: "run.cancel", actor: "local", actor_kind: "local", before: { state: "pending", attempts: 0, lastError: null }, after: { state: "skipped", skipReason: "cancelled", reason: "customer asked" } },
@@ -151,7 +151,7 @@ describe("POST /api/runs/{id}/discard", () => {
     expect((await act("discard", pending)).status).toBe(409);
     const first = await act("discard", d1, { reason: "bad input, fixed upstream" });
     expect(first.body.run).toEqual({ id: d1, scheduleId: s.id, state: "skipped", skipReason: "discarded", reason: "bad input, fixed upstream" });
-    expect(await tables(d1)).toMatchObject({ state: "skipped", queued: 0 });
+    expect(await tables(d1)).toMatchObject({ state: "skipped", skip_reason: "discarded", queued: 0 });
     expect(await health()).toMatchObject({ status: "failing", deadRuns: 1 });
     await evaluateAlerts(t.db, opts);
     expect(await events()).toEqual([["failing", "firing"]]);

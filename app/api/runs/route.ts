@@ -1,6 +1,6 @@
 import { listRuns, parseRunQuery } from "@/lib/runs/history";
 import { scheduleIdsByName } from "@/lib/schedules/queries";
-import { getDb } from "@/lib/server/db";
+import { getReadDb } from "@/lib/server/replica";
 import { route } from "@/lib/server/route";
 import { scheduleIdsInReach } from "@/lib/server/tag-scope";
 
@@ -13,11 +13,11 @@ export const dynamic = "force-dynamic";
 export const GET = route(async (req, _ctx, actor) => {
   const params = new URL(req.url).searchParams;
   const filter = parseRunQuery(params);
-  const db = getDb();
+  const db = getReadDb();
   const name = params.get("schedule");
   // Live and deleted-with-history schedules of that name: their runs are still runs.
   let scheduleIds = name ? await scheduleIdsByName(db, name) : undefined;
   const inReach = await scheduleIdsInReach(db, actor);
   if (inReach) scheduleIds = scheduleIds ? scheduleIds.filter((id) => inReach.includes(id)) : inReach;
   return Response.json(await listRuns(db, { ...filter, scheduleIds }));
-}, { tagAware: true });
+}, { tagAware: true, reads: "replica" });

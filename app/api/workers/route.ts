@@ -1,7 +1,7 @@
 import { listWorkers } from "@/lib/workers/queries";
-import { getDb } from "@/lib/server/db";
+import { getReadDb } from "@/lib/server/replica";
 import { route } from "@/lib/server/route";
 
 export const dynamic = "force-dynamic";
 
-export const GET = route(async () => Response.json({ workers: await listWorkers(getDb()) }));
+export const GET = route(async () => Response.json({ workers: await listWorkers(getReadDb()) }), { reads: "replica" });

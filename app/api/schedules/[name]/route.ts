@@ -4,6 +4,7 @@ import { nameParam, scheduleResponse, webConfig } from "@/lib/schedules/http";
 import { deleteSchedule, updateSchedule } from "@/lib/schedules/mutations";
 import { requireScheduleByName } from "@/lib/schedules/queries";
 import { getDb } from "@/lib/server/db";
+import { getReadDb } from "@/lib/server/replica";
 import { mutation, readJson, route } from "@/lib/server/route";
 import { requireTagsInReach, scheduleNameInReach } from "@/lib/server/tag-scope";
 
@@ -13,10 +14,10 @@ type Params = { name: string };
 
 /** GET /api/schedules/{name} → { schedule } with health; 404 for unknown names. */
 export const GET = route<Params>(async (_req, { params }, actor) => {
-  const db = getDb();
+  const db = getReadDb();
   const name = await scheduleNameInReach(db, actor, (await params).name);
   return scheduleResponse(db, await requireScheduleByName(db, name));
-}, { tagAware: true });
+}, { tagAware: true, reads: "replica" });
 
 /** PATCH /api/schedules/{name} (any subset of fields plus "version") → { schedule }; 409 on a stale version. */
 export const PATCH = mutation<Params>(async (req, { params }, actor) => {

@@ -1,6 +1,5 @@
-import { z } from "zod";
 import { AppError } from "@/lib/errors";
-import { backfillSchedule } from "@/lib/schedules/backfill";
+import { backfillBodySchema, backfillSchedule } from "@/lib/schedules/backfill";
 import { webConfig } from "@/lib/schedules/http";
 import { getDb } from "@/lib/server/db";
 import { mutation, readJson } from "@/lib/server/route";
@@ -8,14 +7,12 @@ import { scheduleNameInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
-const bodySchema = z.object({ from: z.string({ error: "from is required (ISO 8601)" }), to: z.string({ error: "to is required (ISO 8601)" }), dryRun: z.boolean().optional() }).strict();
-
 /**
  * POST /api/schedules/{name}/backfill { from, to, dryRun? } (or ?dryRun=1) → { dryRun, slots, existing,
  * created, wouldCreate? }: one backfill run per slot in [from, to] without a row; dryRun only counts.
  */
 export const POST = mutation<{ name: string }>(async (req, { params }, actor) => {
-  const parsed = bodySchema.safeParse(await readJson(req));
+  const parsed = backfillBodySchema.safeParse(await readJson(req));
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
     const field = issue.code === "unrecognized_keys" ? issue.keys[0] : issue.path.join(".") || "body";

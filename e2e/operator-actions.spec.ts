@@ -1,0 +1,157 @@
+// Operator journeys of schedules as code and of settling runs by hand, in a real browser against
+// the real stack: a schedule applied from a file shows where it is managed from and, once edited
+// outside the file, that it drifted and in which field; a pending run is cancelled and a dead run
+// discarded from the run page, each with a reason, and the database says so.
+import { expect, test } from "./fixtures";
+
+const suffix = Date.now().toString(36);
+
+test("a schedule applied from a file shows its source, then its drift and its pause note", async ({ page, request }) => {
+  const name = `e2e-managed-${suffix}`;
+  const file = `schedules:\n  - name: ${name}\n    handler: noop\n    everySeconds: 3600\n    description: from the file\n`;
+  const applied = await request.post("/api/apply", { data: { source: "jobs.yaml", document: file } });
+  expect(applied.status()).toBe(200);
+  expect(((await applied.json()) as { created: string[] }).created).toEqual([name]);
+
+  await page.goto("/schedules");
+  const row = page.locator(`[data-testid="schedule-row"][data-name="${name}"]`);
+  await expect(row.getByTestId("managed-by")).toHaveText("managed by jobs.yaml");
+  await expect(row.getByTestId("drift-badge")).toHaveCount(0);
+
+  // An edit outside the file is drift, named by field, on the list and on the page.
+  const view = (await (await request.get(`/api/schedules/${name}`)).json()) as { schedule: { version: number } };
+  expect((await request.patch(`/api/schedules/${name}`, { data: { description: "edited by hand", version: view.schedule.version } })).status()).toBe(200);
+  await page.reload();
+  await expect(row.getByTestId("drift-badge")).toHaveText("drifted: description");
+  await page.goto(`/schedules/${name}`);
+  await expect(page.getByTestId("managed-notice").getByTestId("managed-by")).toHaveText("jobs.yaml");
+  await expect(page.getByTestId("drift-notice")).toContainText("description");
+
+  // A pause with a note shows the note; a re-apply keeps it paused and puts the description back.
+  expect((await request.post(`/api/schedules/${name}/pause`, { data: { note: "vendor outage" } })).status()).toBe(200);
+  const again = (await (await request.post("/api/apply", { data: { source: "jobs.yaml", document: file } })).json()) as { updated: string[]; keptPaused: { name: string }[] };
+  expect(again.updated).toEqual([name]);
+  expect(again.keptPaused.map((k) => k.name)).toEqual([name]);
+  await page.reload();
+  await expect(page.getByTestId("paused-note")).toContainText("vendor outage");
+  await expect(page.getByTestId("drift-notice")).toHaveCount(0);
+  await expect(page.getByTestId("status-badge").first()).toHaveText("paused");
+});
+
+test("an operator cancels a pending run and discards a dead one from the run page, with reasons", async ({ page, request, sql }) => {
+  // No worker serves this handler, so its manual run stays pending (routing) until cancelled.
+  const waiting = `e2e-cancel-${suffix}`;
+  expect((await request.post("/api/schedules", { data: { name: waiting, handler: "e2e-served-by-nobody", everySeconds: 86_400, enabled: false } })).status()).toBe(201);
+  const run = ((await (await request.post(`/api/schedules/${waiting}/run-now`, { data: {} })).json()) as { run: { id: number } }).run;
+  await page.goto(`/runs/${run.id}`);
+  await expect(page.getByTestId("requeue-run")).toHaveCount(0);
+  await page.getByTestId("cancel-run").click();
+  await page.getByTestId("cancel-reason").fill("not needed this week");
+  await page.getByTestId("cancel-confirm").click();
+  await expect(page.getByTestId("run-summary")).toContainText("cancelled by an operator");
+  await expect(page.getByTestId("cancel-run")).toHaveCount(0);
+  const cancelled = await sql.query("SELECT r.state::text AS state, (SELECT count(*)::int FROM run_queue q WHERE q.run_id = r.id) AS queued, (SELECT after->>'reason' FROM audit_log WHERE action = 'run.cancel' AND target_id = r.id::text) AS reason FROM runs r WHERE r.id = $1", [run.id]);
+  expect(cancelled.rows).toEqual([{ state: "skipped", queued: 0, reason: "not needed this week" }]);
+
+  // A run that fails once with no retries is dead; discarding it leaves its schedule not failing.
+  const failing = `e2e-discard-${suffix}`;
+  expect((await request.post("/api/schedules", { data: { name: failing, handler: "fail", payload: { nonRetryable: true }, everySeconds: 86_400, retry: { maxAttempts: 1, baseSeconds: 1, capSeconds: 1 } } })).status()).toBe(201);
+  expect((await request.post(`/api/schedules/${failing}/run-now`, { data: {} })).ok()).toBeTruthy();
+  let dead = 0;
+  await expect(async () => {
+    const runs = (await (await request.get(`/api/runs?state=dead&schedule=${failing}`)).json()) as { runs: { id: number }[] };
+    expect(runs.runs.length).toBe(1);
+    dead = runs.runs[0].id;
+  }).toPass({ timeout: 30_000 });
+  await page.goto(`/runs/${dead}`);
+  await expect(page.getByTestId("requeue-run")).toBeVisible();
+  await page.getByTestId("discard-run").click();
+  await page.getByTestId("discard-reason").fill("known vendor bug");
+  await page.getByTestId("discard-confirm").click();
+  await expect(page.getByTestId("run-summary")).toContainText("discarded by an operator");
+  await expect(page.getByTestId("requeue-run")).toHaveCount(0);
+  const discarded = await sql.query("SELECT state::text AS state FROM runs WHERE id = $1", [dead]);
+  expect(discarded.rows).toEqual([{ state: "skipped" }]);
+  await page.goto(`/schedules/${failing}`);
+  await expect(page.getByTestId("health-dead")).toContainText("0");
+});
+
+test("a bulk re-queue by filter reaches every dead run the filter matches, beyond the page", async ({ page, request, sql }) => {
+  const name = `e2e-bulk-${suffix}`;
+  // Served by no worker: once re-queued, the runs wait pending where the test can count them.
+  expect((await request.post("/api/schedules", { data: { name, handler: "e2e-served-by-nobody", everySeconds: 86_400, enabled: false } })).status()).toBe(201);
+  await sql.query(
+    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts)
+     SELECT s.id, s.partition, t, t, t, 'dead', 3, 3 FROM schedules s, generate_series(now() - interval '2 days', now() - interval '2 days' + interval '79 minutes', interval '1 minute') t
+     WHERE s.name = $1`,
+    [name],
+  );
+  await page.goto("/runs");
+  await page.getByTestId("runs-state-filter").selectOption("dead");
+  await page.getByTestId("runs-schedule-filter").fill(name);
+  await page.getByTestId("runs-schedule-filter").press("Enter");
+  await expect(page.getByTestId("runs-table").locator('[data-testid="run-row"]')).toHaveCount(50); // one page
+  await page.getByTestId("bulk-requeue").click();
+  await expect(page.getByTestId("bulk-requeue-count")).toHaveText("80 dead runs match.");
+  await page.getByTestId("bulk-requeue-confirm").click();
+  await expect(page.getByTestId("notice")).toHaveText("Re-queued 80 dead runs.");
+  const states = await sql.query("SELECT r.state::text AS state, count(*)::int AS n FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name = $1 GROUP BY 1", [name]);
+  expect(states.rows).toEqual([{ state: "pending", n: 80 }]);
+  const audited = await sql.query("SELECT count(*)::int AS n FROM audit_log a JOIN schedules s ON s.id = a.schedule_id WHERE s.name = $1 AND a.action = 'run.requeue'", [name]);
+  expect(audited.rows).toEqual([{ n: 80 }]);
+  await expect(page.getByTestId("runs-empty")).toBeVisible();
+});
+
+test("a pause with a note and a resume time shows on the list and the page, and a worker resumes it when the time comes", async ({ page, request, sql }) => {
+  const name = `e2e-resume-${suffix}`;
+  expect((await request.post("/api/schedules", { data: { name, handler: "noop", everySeconds: 3600 } })).status()).toBe(201);
+  const now = ((await sql.query("SELECT sk_now() AS now")).rows[0] as { now: Date }).now.getTime();
+  // Two minutes on, as the browser's datetime-local input writes it (local time, minutes).
+  const local = await page.evaluate((ms) => {
+    const d = new Date(ms);
+    return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+  }, now + 120_000);
+  await page.goto(`/schedules/${name}`);
+  await page.getByTestId("pause-note-open").click();
+  await page.getByTestId("pause-note").fill("database upgrade");
+  await page.getByTestId("pause-resume-at").fill(local);
+  await page.getByTestId("pause-confirm").click();
+  await expect(page.getByTestId("paused-note")).toContainText("database upgrade");
+  const stored = (await sql.query("SELECT enabled, paused_note, resume_at FROM schedules WHERE name = $1", [name])).rows[0] as { enabled: boolean; paused_note: string; resume_at: Date };
+  expect({ enabled: stored.enabled, note: stored.paused_note }).toEqual({ enabled: false, note: "database upgrade" });
+  expect(stored.resume_at.getTime()).toBeGreaterThan(now);
+  await page.goto("/schedules");
+  await expect(page.locator(`[data-testid="schedule-row"][data-name="${name}"]`).getByTestId("schedule-paused-note")).toContainText("paused: database upgrade");
+
+  // The database clock moves past the resume time; the worker's auto-resume loop (every 5 s) resumes it.
+  await sql.query("UPDATE sk_clock SET frozen_at = NULL, shift = ($1::timestamptz - now()) WHERE id = 1", [new Date(stored.resume_at.getTime() + 60_000)]);
+  try {
+    await expect(async () => {
+      const r = (await sql.query("SELECT enabled, paused_note FROM schedules WHERE name = $1", [name])).rows[0];
+      expect(r).toEqual({ enabled: true, paused_note: null });
+    }).toPass({ timeout: 30_000 });
+    const audit = await sql.query("SELECT actor FROM audit_log WHERE action = 'schedule.resume' AND target_id = $1", [name]);
+    expect(audit.rows).toEqual([{ actor: "system" }]);
+    await page.goto(`/schedules/${name}`);
+    await expect(page.getByTestId("paused-note")).toHaveCount(0);
+    await expect(page.getByTestId("pause")).toBeVisible();
+  } finally {
+    await sql.query("UPDATE sk_clock SET frozen_at = NULL, shift = interval '0' WHERE id = 1");
+  }
+});
+
+test("run now with a payload runs once with that payload and leaves the schedule's alone", async ({ page, request, sql }) => {
+  const name = `e2e-payload-${suffix}`;
+  expect((await request.post("/api/schedules", { data: { name, handler: "noop", everySeconds: 86_400, payload: { region: "eu" } } })).status()).toBe(201);
+  await page.goto(`/schedules/${name}`);
+  await page.getByTestId("run-now-payload-open").click();
+  await expect(page.getByTestId("run-now-payload")).toHaveValue(/"region": "eu"/);
+  await page.getByTestId("run-now-payload").fill('{ "region": "us", "rerun": true }');
+  await page.getByTestId("run-now-payload-confirm").click();
+  await expect(page.getByTestId("notice")).toContainText("with its own payload");
+  const rows = await sql.query("SELECT r.id, r.payload_override FROM runs r JOIN schedules s ON s.id = r.schedule_id WHERE s.name = $1 AND r.origin = 'manual'", [name]);
+  expect(rows.rows.map((r) => r.payload_override)).toEqual([{ region: "us", rerun: true }]);
+  expect((await sql.query("SELECT payload FROM schedules WHERE name = $1", [name])).rows).toEqual([{ payload: { region: "eu" } }]);
+  await page.goto(`/runs/${rows.rows[0].id}`);
+  await expect(page.getByTestId("run-payload-override")).toContainText('"rerun": true');
+});
