@@ -4,15 +4,18 @@
 // failed, 2 a usage error.
 import { Command, CommanderError } from "commander";
 import { createClient, SlotkeeperApiError, type SlotkeeperClient } from "../lib/client/slotkeeper-client";
+import { asCodeCommands } from "./as-code";
 import type { Context } from "./context";
 import type { Output } from "./output";
+import { peopleCommand } from "./people";
 import { runsCommand } from "./runs";
+import { tokensCommand } from "./tokens";
 import { schedulesCommand } from "./schedules";
 import { workersCommand } from "./workers";
 
 export const EXIT = { ok: 0, api: 1, usage: 2 } as const;
 
-type Io = { stdout: (s: string) => void; stderr: (s: string) => void; env: Record<string, string | undefined> };
+type Io = { stdout: (s: string) => void; stderr: (s: string) => void; env: Record<string, string | undefined>; stdin?: () => Promise<string> };
 
 /** Run the CLI on `argv` (without node and the script); resolves with the exit code. */
 export async function runCli(argv: string[], io: Io): Promise<number> {
@@ -28,8 +31,9 @@ export async function runCli(argv: string[], io: Io): Promise<number> {
   const ctx: Context = {
     client: () => (client ??= createClient({ url: globals().url ?? io.env.SLOTKEEPER_URL, token: io.env.SLOTKEEPER_TOKEN || undefined })),
     output: (): Output => ({ out: io.stdout, err: io.stderr, json: globals().json === true }),
+    stdin: io.stdin ?? (async () => ""),
   };
-  for (const sub of [schedulesCommand(ctx), runsCommand(ctx), workersCommand(ctx)]) program.addCommand(inherit(sub, program));
+  for (const sub of [schedulesCommand(ctx), runsCommand(ctx), workersCommand(ctx), peopleCommand(ctx), tokensCommand(ctx), ...asCodeCommands(ctx)]) program.addCommand(inherit(sub, program));
   try {
     await program.parseAsync(argv, { from: "user" });
     return EXIT.ok;

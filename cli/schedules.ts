@@ -1,6 +1,6 @@
 import { Command, Option } from "commander";
 import type { Schedule } from "../lib/client/slotkeeper-client";
-import { type Context, positiveInt } from "./context";
+import { type Context, jsonObject, positiveInt } from "./context";
 import { keyValues, show, table, timing } from "./output";
 
 const COLUMNS = [
@@ -24,7 +24,9 @@ function details(s: Schedule): string {
     ["overlap", s.overlap],
     ["retry", `${s.retry.maxAttempts} attempts, ${s.retry.baseSeconds}s base, ${s.retry.capSeconds}s cap`],
     ["lease", `${s.leaseSeconds}s`],
+    ["timeout", s.timeoutSeconds == null ? null : `${s.timeoutSeconds}s`],
     ["dead runs", s.deadRuns],
+    ["stuck since", s.stuck ? s.stuckSince : null],
     ["since last success", s.sinceLastSuccessSeconds === undefined || s.sinceLastSuccessSeconds === null ? null : `${s.sinceLastSuccessSeconds}s`],
     ["tags", s.tags],
     ["owner", s.owner],
@@ -82,8 +84,9 @@ export function schedulesCommand(ctx: Context): Command {
   cmd
     .command("run-now <name>")
     .description("start a manual run now")
-    .action(async (name: string) => {
-      const run = await ctx.client().runNow(name);
+    .option("--payload <json>", "this run's payload, a JSON object, in place of the schedule's", jsonObject)
+    .action(async (name: string, o: { payload?: Record<string, unknown> }) => {
+      const run = await ctx.client().runNow(name, { payload: o.payload });
       show(ctx.output(), { run }, () => `run ${run.id} of ${name} queued for ${run.scheduledFor}`);
     });
 
