@@ -170,7 +170,16 @@ describe("npm start killed for 45 s over three 4-second schedules", () => {
       },
       120_000,
       "the slots due at restart to be settled",
-    );
+    ).catch(async (e: Error) => {
+      // What is still open, with its attempts and errors, and the product's output: enough to tell a stuck claim from a retry waiting on the frozen clock.
+      const open = await t.pool.query(
+        `SELECT q.schedule_id, q.scheduled_for, q.state, q.run_after, q.attempts, q.lease_owner, q.lease_expires_at, r.last_error, sk_now() AS now
+         FROM run_queue q JOIN runs r ON r.id = q.run_id WHERE q.schedule_id = ANY($1::bigint[]) AND q.scheduled_for <= $2 ORDER BY q.scheduled_for`,
+        [Object.values(ids), new Date(upAt)],
+      );
+      const workers = await t.pool.query(`SELECT id, started_at, last_heartbeat_at, stopped_at FROM workers ORDER BY started_at`);
+      throw new Error(`${e.message}\nopen: ${JSON.stringify(open.rows)}\nworkers: ${JSON.stringify(workers.rows)}\noutput: ${output.slice(-4000)}`);
+    });
     // Then let time run on from there, and wait for two slots after the outage to run everywhere.
     await runClockFrom(t.pool, new Date(upAt));
     const after = [newest + EVERY_MS, newest + 2 * EVERY_MS];

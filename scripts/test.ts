@@ -22,6 +22,8 @@ let passed = 0;
 let failed = 0;
 let skipped = 0;
 let broken = false;
+// The failed tests' names, printed again just above the summary line, so a log's tail names them.
+const failures: string[] = [];
 
 // Vitest twice: the suite in parallel, then the `*.alone.test.ts` files by themselves (vitest.config.mts).
 const vitestPass = (json: string, env: Record<string, string>) => {
@@ -31,6 +33,10 @@ const vitestPass = (json: string, env: Record<string, string>) => {
     passed += r.numPassedTests;
     failed += r.numFailedTests;
     skipped += r.numPendingTests + r.numTodoTests;
+    for (const file of r.testResults ?? []) {
+      if (file.status === "failed" && !(file.assertionResults ?? []).some((a: { status: string }) => a.status === "failed")) failures.push(`${path.relative(".", file.name)} (the file failed: ${String(file.message ?? "").split("\n")[0]})`);
+      for (const a of file.assertionResults ?? []) if (a.status === "failed") failures.push(`${path.relative(".", file.name)} › ${a.fullName}`);
+    }
     // A file that failed to load has no failed test but fails the run.
     if (code !== 0 && r.numFailedTests === 0) broken = true;
   } else if (code !== 0) broken = true;
@@ -55,10 +61,17 @@ if (only !== "unit") {
       passed += s.expected + (s.flaky ?? 0);
       failed += s.unexpected;
       skipped += s.skipped;
+      type Suite = { title: string; file?: string; specs?: { title: string; ok: boolean; tests: { status: string }[] }[]; suites?: Suite[] };
+      const walk = (suite: Suite, file: string) => {
+        for (const spec of suite.specs ?? []) if (spec.tests.some((t) => t.status === "unexpected")) failures.push(`${file} › ${spec.title}`);
+        for (const child of suite.suites ?? []) walk(child, child.file ?? file);
+      };
+      for (const suite of JSON.parse(fs.readFileSync(playwrightJson, "utf8")).suites ?? []) walk(suite, suite.file ?? suite.title);
       if (code !== 0 && s.unexpected === 0) broken = true;
     } else if (code !== 0) broken = true;
   }
 }
 
+if (failures.length > 0) console.log(`failed:\n${failures.map((f) => `  ${f}`).join("\n")}`);
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped${broken ? " (a test file or step failed to run)" : ""}`);
 process.exit(failed > 0 || broken || passed === 0 ? 1 : 0);

@@ -3,19 +3,12 @@
 // the Overview (what GET /api/overview runs) and one schedule's history page (GET
 // /api/schedules/{name}/runs), for the schedule with the most runs. Median and max of 7 calls.
 import { createDb, createPool } from "../../lib/db/client";
-import { getOverviewTotals, listOverviewSchedules } from "../../lib/health/overview";
+import { getOverview } from "../../lib/health/overview";
 import { listRuns } from "../../lib/runs/history";
+import { medianMax, timeRounds } from "./timing";
 
-async function time(fn: () => Promise<unknown>, n = 7) {
-  const ms: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await fn();
-    ms.push(performance.now() - t0);
-  }
-  ms.sort((a, b) => a - b);
-  return { medianMs: Math.round(ms[Math.floor(n / 2)] * 10) / 10, maxMs: Math.round(ms[n - 1] * 10) / 10 };
-}
+/** Median and max of `n` calls in a row. */
+const time = async (fn: () => Promise<unknown>, n = 7) => medianMax(await timeRounds(n, fn));
 
 async function main() {
   const pool = createPool(process.env.DATABASE_URL!, { max: 4 });
@@ -26,7 +19,7 @@ async function main() {
               (SELECT schedule_id FROM runs GROUP BY 1 ORDER BY count(*) DESC LIMIT 1) AS schedule_id`,
     );
     const scheduleId = Number(rows[0].schedule_id);
-    const overview = await time(() => Promise.all([getOverviewTotals(db), listOverviewSchedules(db)]));
+    const overview = await time(() => getOverview(db));
     const history = await time(() => listRuns(db, { scheduleIds: [scheduleId] }));
     const { rows: n } = await pool.query(`SELECT count(*)::int AS n FROM runs WHERE schedule_id = $1`, [scheduleId]);
     console.log(JSON.stringify({ runsInTable: Number(rows[0].runs), overview, history: { scheduleRuns: n[0].n, ...history } }, null, 2));

@@ -1,26 +1,11 @@
 // `node --import tsx scripts/bench/explain.ts [S]`: materialise S minute-zero slots on a scratch
 // database and print the claim plans (all partitions via ANY vs one partition), then drop it.
-import pg from "pg";
-import { createDb, createPool } from "../../lib/db/client";
-import { migrateDatabase } from "../../lib/db/migrate";
-import { setPartitionCount } from "../../lib/partitions/count";
 import { runClockFrom } from "../../lib/testing/clock";
+import { runScript, withScratchDatabase } from "./scratch";
 import { BENCH_DUE, materialise } from "./spike";
 
-async function main() {
-  const server = process.env.DATABASE_URL!;
-  const name = `sk_bench_explain_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(server);
-  u.pathname = `/${name}`;
-  const url = u.toString();
-  const pool = createPool(url, { max: 4 });
-  try {
-    await migrateDatabase(url);
-    const db = createDb(pool);
-    await setPartitionCount(db, 16);
+runScript(() =>
+  withScratchDatabase("sk_bench_explain", { poolMax: 4, partitions: 16 }, async ({ pool, db }) => {
     const s = Number(process.argv[2] ?? 100_000);
     console.log(JSON.stringify(await materialise(pool, db, { schedules: s, partitions: 16 })));
     await runClockFrom(pool, new Date(BENCH_DUE.getTime() + 1000));
@@ -41,14 +26,5 @@ async function main() {
       const plan = await pool.query(`EXPLAIN (ANALYZE, BUFFERS) ${q}`);
       console.log(`--- ${label}\n` + plan.rows.map((r) => r["QUERY PLAN"]).join("\n"));
     }
-  } finally {
-    await pool.end();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  }
-}
-
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+  }),
+);

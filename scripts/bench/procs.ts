@@ -5,10 +5,13 @@ import fs from "node:fs";
 export type Proc = { child: ChildProcess; pid: number; peakRssMb: number; exited: Promise<number | null> };
 
 /** Start `node --import tsx <entry>` with extra environment; its output goes to our stderr (warnings only). */
-export function startNode(entry: string, env: Record<string, string>, args: string[] = [], flags: string[] = []): Proc {
+export function startNode(entry: string, env: Record<string, string>, args: string[] = [], flags: string[] = [], netns?: string): Proc {
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the workers.
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
-  const child = spawn(process.execPath, [...flags, ...nodeArgs, "--import", "tsx", entry, ...args], {
+  const argv = [...flags, ...nodeArgs, "--import", "tsx", entry, ...args];
+  // `netns`: in that network namespace (a host of lib/testing/hosts.ts); `ip netns exec` execs
+  // node, so the pid, its RSS and CPU and the signals are the worker's own.
+  const child = spawn(netns ? "ip" : process.execPath, netns ? ["netns", "exec", netns, process.execPath, ...argv] : argv, {
     env: { ...process.env, ...env },
     stdio: ["ignore", "ignore", "inherit"],
   });

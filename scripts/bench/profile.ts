@@ -1,28 +1,15 @@
 // `node --import tsx scripts/bench/profile.ts [S] [batch]`: one connection, no workers: time
 // claimRunsDetailed and finishRuns per batch on S materialised minute-zero slots (scratch database).
 // PROFILE_RESCUE=0 claims as a worker does between its looks for expired leases (see runner.ts).
-import pg from "pg";
-import { createDb, createPool } from "../../lib/db/client";
-import { migrateDatabase } from "../../lib/db/migrate";
-import { setPartitionCount } from "../../lib/partitions/count";
 import { claimRunsDetailed } from "../../lib/runs/claim";
 import { finishRuns } from "../../lib/runs/finish";
 import { runClockFrom } from "../../lib/testing/clock";
+import { runScript, withScratchDatabase } from "./scratch";
 import { BENCH_DUE, materialise } from "./spike";
+import { timed } from "./timing";
 
-async function main() {
-  const server = process.env.DATABASE_URL!;
-  const name = `sk_bench_profile_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  const u = new URL(server);
-  u.pathname = `/${name}`;
-  const pool = createPool(u.toString(), { max: 1 });
-  try {
-    await migrateDatabase(u.toString());
-    const db = createDb(pool);
-    await setPartitionCount(db, 16);
+runScript(() =>
+  withScratchDatabase("sk_bench_profile", { poolMax: 1, partitions: 16 }, async ({ pool, db }) => {
     const s = Number(process.argv[2] ?? 20_000);
     const batch = Number(process.argv[3] ?? 500);
     await materialise(pool, db, { schedules: s, partitions: 16 });
@@ -40,24 +27,16 @@ async function main() {
     let finishMs = 0;
     let n = 0;
     for (;;) {
-      const t0 = performance.now();
-      const { claimed } = await claimRunsDetailed(db, { workerId: "p", partitions: parts, limit: batch, rescueExpired: process.env.PROFILE_RESCUE !== "0" });
-      const t1 = performance.now();
+      const claim = await timed(() => claimRunsDetailed(db, { workerId: "p", partitions: parts, limit: batch, rescueExpired: process.env.PROFILE_RESCUE !== "0" }));
+      const claimed = claim.value.claimed;
       if (claimed.length === 0) break;
-      await finishRuns(db, "p", claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, queueTid: r.queueTid, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 })));
-      finishMs += performance.now() - t1;
-      claimMs += t1 - t0;
+      const finish = await timed(() =>
+        finishRuns(db, "p", claimed.map((r) => ({ id: r.id, scheduleId: r.scheduleId, queueTid: r.queueTid, attempt: r.attempt, outcome: "succeeded" as const, durationMs: 0 }))),
+      );
+      claimMs += claim.ms;
+      finishMs += finish.ms;
       n += claimed.length;
     }
     console.log(JSON.stringify({ runs: n, batch, claimMsPerBatch: (claimMs / (n / batch)).toFixed(1), finishMsPerBatch: (finishMs / (n / batch)).toFixed(1), runsPerSecond: Math.round(n / ((claimMs + finishMs) / 1000)) }));
-  } finally {
-    await pool.end();
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-    await admin.end();
-  }
-}
-
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+  }),
+);

@@ -1,34 +1,42 @@
-// The raw ceiling: the same spike through the article's bare claim query (scripts/bench/raw-worker.ts).
+// The raw ceiling: the same spike through bare SQL (scripts/bench/raw-worker.ts), partition-aware and
+// pipelined like Slotkeeper's workers (the ceiling) or the article's plain claim (a labelled row).
 import path from "node:path";
 import type pg from "pg";
 import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor, type CpuPerRun } from "./procs";
-import { checkpointBeforePhase, markPhase, sincePhase, spikeStats, type SpikeStats } from "./stats";
+import { rawTableDdl, type RawMode } from "./raw-statements";
+import { checkpointBeforePhase, checkRuns, markPhase, prepareSpikeTables, sincePhase, spikeStats, type RunsCheck, type SpikeStats } from "./stats";
 
-export type RawOptions = { url: string; schedules: number; workers: number; batch: number; loopsPerWorker: number };
+export type RawOptions = {
+  url: string;
+  schedules: number;
+  workers: number;
+  batch: number;
+  loopsPerWorker: number;
+  /** `partitioned` (the ceiling, shaped like a worker) or `plain` (the article's claim). */
+  mode?: RawMode;
+  partitions?: number;
+};
+
+export type RawReport = SpikeStats & { mode: RawMode; check: RunsCheck; peakWorkerRssMb: number[]; cpuPerRun: CpuPerRun };
 
 /**
  * Load S rows due at one instant T (far enough ahead that the insert has committed and the workers
  * are polling), let W raw workers drain them, and measure from T.
  */
-export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeStats & { peakWorkerRssMb: number[]; cpuPerRun: CpuPerRun }> {
-  await pool.query(`DROP TABLE IF EXISTS raw_runs`);
-  await pool.query(`CREATE TABLE raw_runs (
-    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    job_id int NOT NULL,
-    due_at timestamptz NOT NULL,
-    state text NOT NULL DEFAULT 'pending',
-    lease_owner text,
-    lease_expires_at timestamptz,
-    fencing_token int NOT NULL DEFAULT 0,
-    started_at timestamptz,
-    finished_at timestamptz)`);
-  await pool.query(`CREATE INDEX raw_runs_claimable_idx ON raw_runs (due_at) WHERE state = 'pending'`);
+export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<RawReport> {
+  const mode = o.mode ?? "partitioned";
+  const partitions = o.partitions ?? 16;
+  for (const statement of rawTableDdl(mode)) await pool.query(statement);
 
-  const procs = Array.from({ length: o.workers }, () =>
+  const procs = Array.from({ length: o.workers }, (_, i) =>
     startNode(path.join("scripts", "bench", "raw-worker.ts"), {
       BENCH_DATABASE_URL: o.url,
       BENCH_BATCH: String(o.batch),
       BENCH_LOOPS: String(o.loopsPerWorker),
+      BENCH_RAW_MODE: mode,
+      BENCH_PARTITIONS: String(partitions),
+      BENCH_WORKERS: String(o.workers),
+      BENCH_WORKER_INDEX: String(i),
     }),
   );
   const stopRss = sampleRss(procs);
@@ -37,16 +45,17 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeSt
       "raw workers to connect",
       async () =>
         (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'slotkeeper:bench-raw'`)).rows[0].n >=
-        o.workers * o.loopsPerWorker,
+        // Each worker's claim loops and its finishing connections (raw-worker.ts).
+        o.workers * (o.loopsPerWorker + (mode === "partitioned" ? 1 : o.loopsPerWorker)),
       60_000,
     );
-    // Lead time: the insert (~100,000 rows/s here) and the checkpoint after it, so every row is
+    // Lead time: the insert (~100,000 rows/s here), the VACUUM ANALYZE and the checkpoint after it, so every row is
     // visible and the checkpoint over before T.
-    const leadMs = 7000 + Math.ceil(o.schedules / 60);
+    const leadMs = 7000 + Math.ceil(o.schedules / 40);
     const { rows } = await pool.query<{ due: Date }>(`SELECT now() + make_interval(secs => $1::float8 / 1000) AS due`, [leadMs]);
     const due = rows[0].due;
-    await pool.query(`INSERT INTO raw_runs (job_id, due_at) SELECT g, $2 FROM generate_series(1, $1::int) g`, [o.schedules, due]);
-    await pool.query(`ANALYZE raw_runs`);
+    await pool.query(`INSERT INTO raw_runs (job_id, partition, due_at) SELECT g, mod(g, $3), $2 FROM generate_series(1, $1::int) g`, [o.schedules, due, partitions]);
+    await prepareSpikeTables(pool, ["raw_runs"]);
     await checkpointBeforePhase(pool);
     const mark = await markPhase(pool);
     const { rows: late } = await pool.query<{ late: boolean; wait_ms: number }>(
@@ -62,8 +71,9 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<SpikeSt
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM raw_runs`, due);
     const cpuPerRun = cpu(stats.runs);
     const server = await sincePhase(pool, mark, stats.runs);
+    const check = await checkRuns(pool, `SELECT started_at, state FROM raw_runs`, o.schedules);
     stopRss();
-    return { ...stats, ...server, cpuPerRun, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
+    return { mode, ...stats, ...server, check, cpuPerRun, peakWorkerRssMb: procs.map((p) => Math.round(p.peakRssMb)) };
   } finally {
     stopRss();
     await stopAll(procs);

@@ -8,7 +8,7 @@ import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
 import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, readRssMb, sampleRss, startNode, stopAll, waitFor, type CpuPerRun, type Proc } from "./procs";
-import { checkpointBeforePhase, markPhase, sincePhase, spikeStats, statementsBetween, statementsSnapshot, type SpikeStats, type StatementUse } from "./stats";
+import { checkpointBeforePhase, checkRuns, markPhase, prepareSpikeTables, sincePhase, spikeStats, statementsBetween, statementsSnapshot, type RunsCheck, type SpikeStats, type StatementUse } from "./stats";
 
 export type SpikeOptions = {
   url: string;
@@ -21,19 +21,39 @@ export type SpikeOptions = {
   steadyRuns: number;
   /** Leave the alert evaluation loop at its default interval. */
   alerts: boolean;
+  /**
+   * 1: every schedule runs `noop` on every worker. 2: the schedules are split over `bench-a` and
+   * `bench-b` (each partition holds both), and each worker serves one of them
+   * (scripts/bench/split-worker.ts), so half of every partition's runs are not its holder's to claim.
+   */
+  handlers?: 1 | 2;
+  /** Workers on these hosts (network namespaces, lib/testing/hosts.ts), worker i on host i mod n, reaching the database at `workerUrl`. */
+  hosts?: { name: string; ns: string }[];
+  workerUrl?: string;
 };
+
+/** The handler names of the split variant; worker i serves SPLIT_HANDLERS[i % 2]. */
+export const SPLIT_HANDLERS = ["bench-a", "bench-b"] as const;
 
 export type SpikeReport = {
   materialise: { slots: number; seconds: number; slotsPerSecond: number };
   /** The first alert pass over every schedule, from when the bench first saw its lock (so at least this long; null when it was over unseen). */
   alertPassSecondsAtLeast: number | null;
   spike: SpikeStats & {
+    /** From the runs rows: count(started_at) = S and every run done. */
+    check: RunsCheck;
     statements: StatementUse[] | null;
     /** CPU per run in the phase: PostgreSQL on this machine (null when elsewhere) and the workers. */
     cpuPerRun: CpuPerRun;
     /** Each worker's share: its runs and its first and last start after the due instant (it claims only in its partitions, so the last to finish sets the spike's end). */
     byWorker: { worker: string; runs: number; firstStartSeconds: number; lastStartSeconds: number }[];
-    attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number };
+    attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number;
+    /**
+     * Runs started by a worker that did not hold their partition when the spike drained: taken by
+     * the claim that sweeps every partition (once per poll interval, for runs of handlers the
+     * partition's holder does not serve) or by a worker claiming in an orphaned partition.
+     */
+    sweptRuns: number };
   /** Seconds and runs/s from the first start to the last finish; firstStartAfterSeconds and the *FromDue pair count from the due instant. */
   steady: { runs: number; seconds: number; runsPerSecond: number; firstStartAfterSeconds: number; secondsFromDue: number; runsPerSecondFromDue: number };
   heartbeatHot: HotReport;
@@ -53,12 +73,13 @@ const drained = async (pool: pg.Pool) =>
   ).rows[0].busy === false;
 
 /** Create S hourly minute-zero schedules and materialise their slot (with tickOnce) ten minutes before it is due. */
-export async function materialise(pool: pg.Pool, db: Db, o: Pick<SpikeOptions, "schedules" | "partitions">): Promise<SpikeReport["materialise"]> {
+export async function materialise(pool: pg.Pool, db: Db, o: Pick<SpikeOptions, "schedules" | "partitions" | "handlers">): Promise<SpikeReport["materialise"]> {
+  // Split: the handler alternates every `partitions` schedules, so each partition holds both halves.
   await pool.query(
     `INSERT INTO schedules (name, handler, cron, timezone, catch_up, next_slot_at, partition)
-     SELECT 'bench-' || g, 'noop', '0 * * * *', 'UTC', 'latest', $2, mod(g, $3)
+     SELECT 'bench-' || g, CASE WHEN $4::boolean THEN (ARRAY[$5, $6])[1 + mod(g / $3, 2)] ELSE 'noop' END, '0 * * * *', 'UTC', 'latest', $2, mod(g, $3)
      FROM generate_series(1, $1::int) g`,
-    [o.schedules, BENCH_DUE, o.partitions],
+    [o.schedules, BENCH_DUE, o.partitions, o.handlers === 2, SPLIT_HANDLERS[0], SPLIT_HANDLERS[1]],
   );
   await pool.query(`ANALYZE schedules`);
   // Stand the clock ten minutes before the slot: materialising is part of the tick's normal horizon work.
@@ -76,17 +97,83 @@ export async function materialise(pool: pg.Pool, db: Db, o: Pick<SpikeOptions, "
   );
   const seconds = (performance.now() - started) / 1000;
   const { rows } = await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM runs WHERE scheduled_for = $1`, [BENCH_DUE]);
-  await pool.query(`VACUUM ANALYZE runs`);
-  await pool.query(`VACUUM ANALYZE run_queue`);
+  await prepareSpikeTables(pool, ["runs", "run_queue"]);
   return { slots: rows[0].n, seconds: Math.round(seconds * 100) / 100, slotsPerSecond: Math.round(rows[0].n / seconds) };
 }
 
-function startWorkers(o: SpikeOptions): Proc[] {
-  return Array.from({ length: o.workers }, (_, i) =>
-    startNode(path.join("worker", "main.ts"), {
-      DATABASE_URL: o.url,
+/**
+ * Wait until every worker has started, the partitions are held and fairly shared, and the start-up
+ * passes (the first alert pass included) are over; returns how long that first alert pass took
+ * (at least), or null when it was over unseen.
+ */
+export async function awaitWorkersReady(pool: pg.Pool, o: Pick<SpikeOptions, "workers" | "partitions">): Promise<number | null> {
+  await waitFor(
+    "workers to start and hold every partition",
+    async () => {
+      const { rows } = await pool.query<{ workers: number; held: number }>(
+        `SELECT (SELECT count(*)::int FROM workers WHERE stopped_at IS NULL) AS workers,
+                (SELECT count(*)::int FROM partition_leases WHERE owner IS NOT NULL AND lease_expires_at > sk_now()) AS held`,
+      );
+      return rows[0].workers >= o.workers && rows[0].held >= o.partitions;
+    },
+    120_000,
+    200,
+  );
+  // Let the fair share settle (a lease pass is 5 s) only if someone still holds more than theirs.
+  await waitFor(
+    "partition shares to settle",
+    async () => {
+      const { rows } = await pool.query<{ max: number }>(
+        `SELECT coalesce(max(n), 0)::int AS max FROM (SELECT count(*) AS n FROM partition_leases WHERE owner IS NOT NULL GROUP BY owner) x`,
+      );
+      return rows[0].max <= Math.ceil(o.partitions / o.workers);
+    },
+    30_000,
+    200,
+  ).catch((err) => console.error(String(err)));
+  // Start-up passes (alerts over every schedule, a first retention sweep) must be over: no worker
+  // transaction older than a second.
+  await waitFor(
+    "workers' start-up passes to finish",
+    async () =>
+      (
+        await pool.query(
+          `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'slotkeeper:worker'
+             AND xact_start < now() - interval '1 second' LIMIT 1`,
+        )
+      ).rowCount === 0,
+    300_000,
+    200,
+  );
+  // The first alert pass (every schedule's health, at worker start) must be over too: it is
+  // short transactions now, so the wait above does not see it; its advisory lock does.
+  const alertPass = async () =>
+    ((
+      await pool.query(
+        `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1
+           AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+           AND objid = (hashtext($1)::bigint & 4294967295)::oid LIMIT 1`,
+        [ALERTS_LOCK_KEY],
+      )
+    ).rowCount ?? 0) > 0;
+  const alertBegan = await waitFor("the first alert pass to begin", alertPass, 15_000, 100).then(
+    () => performance.now(),
+    () => null,
+  );
+  await waitFor("the first alert pass to end", async () => !(await alertPass()), 300_000, 200);
+  // How long one alert pass over every schedule took (it runs every SLOTKEEPER_ALERT_INTERVAL_SECONDS).
+  return alertBegan === null ? null : Math.round((performance.now() - alertBegan) / 100) / 10;
+}
+
+/** Start W worker processes (worker/main.ts) on the bench database. */
+export function startWorkers(o: Pick<SpikeOptions, "url" | "workers" | "batch" | "concurrency" | "pollIntervalMs" | "alerts" | "handlers" | "hosts" | "workerUrl">): Proc[] {
+  return Array.from({ length: o.workers }, (_, i) => {
+    const host = o.hosts?.length ? o.hosts[i % o.hosts.length] : undefined;
+    return startNode(o.handlers === 2 ? path.join("scripts", "bench", "split-worker.ts") : path.join("worker", "main.ts"), {
+      ...(o.handlers === 2 ? { SK_BENCH_HANDLER: SPLIT_HANDLERS[i % 2] } : {}),
+      DATABASE_URL: o.workerUrl ?? o.url,
       LOG_LEVEL: "warn",
-      SLOTKEEPER_WORKER_ID: `bench-${i}`,
+      SLOTKEEPER_WORKER_ID: host ? `bench-${host.name}-${i}` : `bench-${i}`,
       SLOTKEEPER_CLAIM_BATCH: String(o.batch),
       SLOTKEEPER_CONCURRENCY: String(o.concurrency),
       SLOTKEEPER_POLL_INTERVAL_MS: String(o.pollIntervalMs),
@@ -94,8 +181,8 @@ function startWorkers(o: SpikeOptions): Proc[] {
       // schedules that took each worker to ~3.5 GB RSS and held a long transaction through the
       // spike (measured). Run it once at start, not during the measurement.
       ...(o.alerts ? {} : { SLOTKEEPER_ALERT_INTERVAL_SECONDS: "3600" }),
-    }, [], WORKER_NODE_FLAGS),
-  );
+    }, [], WORKER_NODE_FLAGS, host?.ns);
+  });
 }
 
 /** The spike (S runs due at one instant, W workers) and then a steady drain of N runs on the same workers. */
@@ -109,62 +196,7 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
   const procs = startWorkers(o);
   let stopRss = () => {};
   try {
-    await waitFor(
-      "workers to start and hold every partition",
-      async () => {
-        const { rows } = await pool.query<{ workers: number; held: number }>(
-          `SELECT (SELECT count(*)::int FROM workers WHERE stopped_at IS NULL) AS workers,
-                  (SELECT count(*)::int FROM partition_leases WHERE owner IS NOT NULL AND lease_expires_at > sk_now()) AS held`,
-        );
-        return rows[0].workers >= o.workers && rows[0].held >= o.partitions;
-      },
-      120_000,
-      200,
-    );
-    // Let the fair share settle (a lease pass is 5 s) only if someone still holds more than theirs.
-    await waitFor(
-      "partition shares to settle",
-      async () => {
-        const { rows } = await pool.query<{ max: number }>(
-          `SELECT coalesce(max(n), 0)::int AS max FROM (SELECT count(*) AS n FROM partition_leases WHERE owner IS NOT NULL GROUP BY owner) x`,
-        );
-        return rows[0].max <= Math.ceil(o.partitions / o.workers);
-      },
-      30_000,
-      200,
-    ).catch((err) => console.error(String(err)));
-    // Start-up passes (alerts over every schedule, a first retention sweep) must be over: no worker
-    // transaction older than a second.
-    await waitFor(
-      "workers' start-up passes to finish",
-      async () =>
-        (
-          await pool.query(
-            `SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'slotkeeper:worker'
-               AND xact_start < now() - interval '1 second' LIMIT 1`,
-          )
-        ).rowCount === 0,
-      300_000,
-      200,
-    );
-    // The first alert pass (every schedule's health, at worker start) must be over too: it is
-    // short transactions now, so the wait above does not see it; its advisory lock does.
-    const alertPass = async () =>
-      ((
-        await pool.query(
-          `SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objsubid = 1
-             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
-             AND objid = (hashtext($1)::bigint & 4294967295)::oid LIMIT 1`,
-          [ALERTS_LOCK_KEY],
-        )
-      ).rowCount ?? 0) > 0;
-    const alertBegan = await waitFor("the first alert pass to begin", alertPass, 15_000, 100).then(
-      () => performance.now(),
-      () => null,
-    );
-    await waitFor("the first alert pass to end", async () => !(await alertPass()), 300_000, 200);
-    // How long one alert pass over every schedule took (it runs every SLOTKEEPER_ALERT_INTERVAL_SECONDS).
-    const alertPassSecondsAtLeast = alertBegan === null ? null : Math.round((performance.now() - alertBegan) / 100) / 10;
+    const alertPassSecondsAtLeast = await awaitWorkersReady(pool, o);
     // RSS during dispatch: sampled (VmRSS) from here on; the start-up high-water mark is reported apart.
     const startupPeakRssMb = procs.map((p) => Math.round(readRssMb(p.pid, "VmHWM")));
     stopRss = sampleRss(procs);
@@ -179,11 +211,17 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
     const stats = await spikeStats(pool, `SELECT started_at, finished_at, due_at FROM runs WHERE scheduled_for = '${BENCH_DUE.toISOString()}'`, BENCH_DUE);
     const cpuPerRun = cpu(stats.runs);
     const server = await sincePhase(pool, mark, stats.runs);
+    const check = await checkRuns(pool, `SELECT started_at, state FROM runs WHERE scheduled_for = $1`, o.schedules, [BENCH_DUE]);
     const statements = statementsBetween(statementsBefore, await statementsSnapshot(pool));
     const { rows: byWorker } = await pool.query<{ worker: string; runs: number; first: number; last: number }>(
       `SELECT worker_id AS worker, count(*)::int AS runs, extract(epoch FROM min(started_at) - $1::timestamptz)::float8 AS first,
               extract(epoch FROM max(started_at) - $1::timestamptz)::float8 AS last
        FROM runs WHERE scheduled_for = $1 GROUP BY worker_id ORDER BY worker_id`,
+      [BENCH_DUE],
+    );
+    const { rows: swept } = await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM runs r LEFT JOIN partition_leases pl ON pl.partition = r.partition
+       WHERE r.scheduled_for = $1 AND pl.owner IS DISTINCT FROM r.worker_id`,
       [BENCH_DUE],
     );
     const { rows: extra } = await pool.query<{ attempts: number; attempt_rows: number; size: number }>(
@@ -223,10 +261,11 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
        FROM runs WHERE due_at = $1 AND origin = 'backfill'`,
       [at],
     );
+    // Heartbeats' HOT share with the workers still running (ticking, polling, renewing partitions).
+    const one = createPool(o.url, { max: 1, applicationName: "slotkeeper:bench-hot" });
+    const heartbeatHot = await measureHeartbeatHot(one, createDb(one), 1000, 3, true).finally(() => one.end());
     stopRss();
     await stopAll(procs);
-    const one = createPool(o.url, { max: 1, applicationName: "slotkeeper:bench-hot" });
-    const heartbeatHot = await measureHeartbeatHot(one, createDb(one)).finally(() => one.end());
     return {
       heartbeatHot,
       materialise: mat,
@@ -234,10 +273,11 @@ export async function runSpike(pool: pg.Pool, db: Db, o: SpikeOptions): Promise<
       spike: {
         ...stats,
         ...server,
+        check,
         statements,
         cpuPerRun,
         byWorker: byWorker.map((w) => ({ worker: w.worker, runs: w.runs, firstStartSeconds: Math.round(w.first * 1000) / 1000, lastStartSeconds: Math.round(w.last * 1000) / 1000 })),
-        attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)) },
+        attemptsRows: extra[0].attempts, attemptTableRows: extra[0].attempt_rows, peakWorkerRssMb: spikeRss, startupPeakWorkerRssMb: startupPeakRssMb, databaseSizeMb: Math.round(Number(extra[0].size)), sweptRuns: swept[0].n },
       steady: {
         runs: st[0].n,
         seconds: Math.round(st[0].secs * 1000) / 1000,

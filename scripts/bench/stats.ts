@@ -68,10 +68,19 @@ export async function checkpointBeforePhase(pool: pg.Pool): Promise<void> {
 /** Where the server's WAL and checkpoint counters stood when a phase began (see `sincePhase`). */
 export type PhaseMark = { checkpoints: number; lsn: string };
 
-const checkpointCount = `(SELECT (checkpoints_timed + checkpoints_req)::int FROM pg_stat_bgwriter)`;
+/**
+ * The server's checkpoint count: PostgreSQL 17 moved it from pg_stat_bgwriter to
+ * pg_stat_checkpointer (the embedded server is 18, the CI server 15).
+ */
+async function checkpointCount(pool: pg.Pool): Promise<string> {
+  const { rows } = await pool.query<{ v: number }>("SELECT current_setting('server_version_num')::int AS v");
+  return rows[0].v >= 170000
+    ? "(SELECT (num_timed + num_requested)::int FROM pg_stat_checkpointer)"
+    : "(SELECT (checkpoints_timed + checkpoints_req)::int FROM pg_stat_bgwriter)";
+}
 
 export async function markPhase(pool: pg.Pool): Promise<PhaseMark> {
-  const { rows } = await pool.query<{ n: number; lsn: string }>(`SELECT ${checkpointCount} AS n, pg_current_wal_lsn()::text AS lsn`);
+  const { rows } = await pool.query<{ n: number; lsn: string }>(`SELECT ${await checkpointCount(pool)} AS n, pg_current_wal_lsn()::text AS lsn`);
   return { checkpoints: rows[0].n, lsn: rows[0].lsn };
 }
 
@@ -80,7 +89,7 @@ export async function markPhase(pool: pg.Pool): Promise<PhaseMark> {
  * full-page images on every page touched next) and the WAL it wrote, in MB and in bytes per run.
  */
 export async function sincePhase(pool: pg.Pool, mark: PhaseMark, runs: number): Promise<{ checkpointsDuring: number; walMb: number; walBytesPerRun: number }> {
-  const { rows } = await pool.query<{ n: number; bytes: string }>(`SELECT ${checkpointCount} AS n, pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint::text AS bytes`, [mark.lsn]);
+  const { rows } = await pool.query<{ n: number; bytes: string }>(`SELECT ${await checkpointCount(pool)} AS n, pg_wal_lsn_diff(pg_current_wal_lsn(), $1::pg_lsn)::bigint::text AS bytes`, [mark.lsn]);
   const bytes = Number(rows[0].bytes);
   return { checkpointsDuring: rows[0].n - mark.checkpoints, walMb: Math.round(bytes / 1048576), walBytesPerRun: Math.round(bytes / Math.max(1, runs)) };
 }
@@ -123,4 +132,28 @@ export function statementsBetween(before: Map<string, StatementUse> | null, afte
     });
   }
   return out.sort((x, y) => y.execMs + y.planMs - (x.execMs + x.planMs)).slice(0, top);
+}
+
+/**
+ * Ready a side's tables for its spike, the same way for every side: VACUUM ANALYZE each (the
+ * visibility map set, dead rows gone, fresh statistics), so neither meets the other's leftovers.
+ */
+export async function prepareSpikeTables(pool: pg.Pool, tables: string[]): Promise<void> {
+  for (const t of tables) await pool.query(`VACUUM ANALYZE ${t}`);
+}
+
+/** What the rows themselves say of a phase: `expected` runs, how many have a start, how many are done. */
+export type RunsCheck = { expected: number; started: number; done: number; ok: boolean };
+
+/**
+ * The report's oracle: counted over `source` (a SELECT yielding started_at and state), not from any
+ * counter the code under test keeps. ok: count(started_at) = expected and every run is done.
+ */
+export async function checkRuns(pool: pg.Pool, source: string, expected: number, params: unknown[] = []): Promise<RunsCheck> {
+  const { rows } = await pool.query<{ n: number; started: number; done: number }>(
+    `SELECT count(*)::int AS n, count(started_at)::int AS started, count(*) FILTER (WHERE state::text = 'done')::int AS done FROM (${source}) s`,
+    params,
+  );
+  const x = rows[0];
+  return { expected, started: x.started, done: x.done, ok: x.n === expected && x.started === expected && x.done === expected };
 }

@@ -19,6 +19,8 @@ export type ApiCall = {
 /** A thin client over the JSON API that records every change it makes. */
 export function createApiClient(baseUrl: string) {
   const calls: ApiCall[] = [];
+  /** Changes sent and not answered yet: whether they commit is not known until they are. */
+  const pending = new Set<{ kind: ApiCall["kind"]; target: string; startedAt: number; expect?: ApiCall["expect"] }>();
 
   const send = async (method: string, urlPath: string, body?: unknown): Promise<{ status: number; json: unknown; error?: string }> => {
     try {
@@ -43,10 +45,13 @@ export function createApiClient(baseUrl: string) {
 
   const record = async (kind: ApiCall["kind"], target: string, method: string, urlPath: string, body: unknown, expect?: ApiCall["expect"]) => {
     const startedAt = Date.now();
-    const r = await send(method, urlPath, body);
+    const inFlight = { kind, target, startedAt, expect };
+    pending.add(inFlight);
+    const r = await send(method, urlPath, body); // never throws: a failure is status 0
     const call: ApiCall = { kind, target, startedAt, endedAt: Date.now(), status: r.status, acked: r.status >= 200 && r.status < 300, expect };
     if (!call.acked) call.error = r.error ?? JSON.stringify(r.json).slice(0, 300);
     calls.push(call);
+    pending.delete(inFlight);
     return { call, json: r.json };
   };
 
@@ -54,6 +59,7 @@ export function createApiClient(baseUrl: string) {
 
   return {
     calls,
+    pending,
     /** POST /api/schedules. */
     create: (body: { name: string } & Record<string, unknown>) => record("create", body.name, "POST", "/api/schedules", body),
     /** GET the schedule's version, then PATCH its description with it. */
@@ -62,6 +68,16 @@ export function createApiClient(baseUrl: string) {
       const version = (got.json as { schedule?: { version?: number }; version?: number } | null)?.schedule?.version ?? (got.json as { version?: number } | null)?.version;
       if (typeof version !== "number") return null;
       return record("edit", name, "PATCH", `/api/schedules/${enc(name)}`, { description, version }, { description });
+    },
+    /**
+     * GET the version, then PATCH `change` (timing, catch-up, max lateness) with a description
+     * that names the change, so the edit checks (whole, recorded, not lost) cover it too.
+     */
+    patch: async (name: string, change: Record<string, unknown>, description: string) => {
+      const got = await send("GET", `/api/schedules/${enc(name)}`);
+      const version = (got.json as { schedule?: { version?: number }; version?: number } | null)?.schedule?.version ?? (got.json as { version?: number } | null)?.version;
+      if (typeof version !== "number") return null;
+      return record("edit", name, "PATCH", `/api/schedules/${enc(name)}`, { ...change, description, version }, { description });
     },
     pause: (name: string) => record("pause", name, "POST", `/api/schedules/${enc(name)}/pause`, {}, { enabled: false }),
     resume: (name: string) => record("resume", name, "POST", `/api/schedules/${enc(name)}/resume`, {}, { enabled: true }),

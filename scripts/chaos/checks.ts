@@ -9,11 +9,12 @@ async function rows<T>(pool: pg.Pool, text: string, values: unknown[] = []): Pro
 
 /** Runs of the given schedules, for the oracle. */
 export async function readRuns(pool: pg.Pool, scheduleIds: number[]) {
-  return rows<{ id: number; scheduleId: number; scheduledFor: number; state: string; origin: string; skipReason: string | null; lastError: string | null; skippedUntil: number | null }>(
+  return rows<{ id: number; scheduleId: number; scheduledFor: number; state: string; origin: string; skipReason: string | null; lastError: string | null; skippedUntil: number | null; firstStartedAt: number | null }>(
     pool,
     `SELECT id::int, schedule_id::int AS "scheduleId", (extract(epoch FROM scheduled_for) * 1000)::float8 AS "scheduledFor",
        state::text, origin::text, skip_reason::text AS "skipReason", last_error AS "lastError",
-       (extract(epoch FROM skipped_until) * 1000)::float8 AS "skippedUntil"
+       (extract(epoch FROM skipped_until) * 1000)::float8 AS "skippedUntil",
+       (SELECT extract(epoch FROM min(a.started_at)) * 1000 FROM run_attempts a WHERE a.run_id = run_status.id)::float8 AS "firstStartedAt"
      FROM run_status WHERE schedule_id = ANY($1::bigint[])`,
     [scheduleIds],
   );

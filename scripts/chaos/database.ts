@@ -11,6 +11,7 @@ import path from "node:path";
 import pg from "pg";
 import { portIsFree, startEmbeddedPostgres } from "../../lib/db/embedded";
 import { migrateDatabase } from "../../lib/db/migrate";
+import { binDirOf, pgCtl, waitAccepting } from "../../lib/testing/standby";
 
 export type ChaosDatabase = {
   url: string;
@@ -21,6 +22,8 @@ export type ChaosDatabase = {
   /** Take the server down for `downMs`, then bring it back; resolves when it accepts connections. */
   restart: (downMs: number) => Promise<void>;
   stop: () => Promise<void>;
+  /** The embedded cluster's folders (absent with DATABASE_URL), for the failover's standby. */
+  cluster?: { pgdata: string; bin: string };
 };
 
 async function freePort(from: number): Promise<number> {
@@ -29,23 +32,6 @@ async function freePort(from: number): Promise<number> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** The folder of the running server's own binaries (from its pid), where pg_ctl lives too. */
-function binDirOf(pgdata: string): string {
-  const pid = Number.parseInt(fs.readFileSync(path.join(pgdata, "postmaster.pid"), "utf8").split("\n")[0], 10);
-  return path.dirname(fs.readlinkSync(`/proc/${pid}/exe`));
-}
-
-/** Run pg_ctl as the data directory's owner (PostgreSQL refuses to run as root). */
-function pgCtl(bin: string, pgdata: string, args: string[]): void {
-  const st = fs.statSync(pgdata);
-  const r = spawnSync(path.join(bin, "pg_ctl"), [...args, "-D", pgdata], {
-    encoding: "utf8",
-    uid: process.getuid?.() === 0 ? st.uid : undefined,
-    gid: process.getuid?.() === 0 ? st.gid : undefined,
-  });
-  if (r.status !== 0) throw new Error(`pg_ctl ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
-}
 
 /** The server's own command line (postmaster.opts) turned back into a `pg_ctl start -o` string. */
 function startOptions(pgdata: string): string {
@@ -57,23 +43,6 @@ function startOptions(pgdata: string): string {
     else out.push(`'${tokens[i].replace(/'/g, "'\\''")}'`);
   }
   return out.join(" ");
-}
-
-async function waitAccepting(url: string, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-    try {
-      await c.connect();
-      await c.query("SELECT 1");
-      await c.end();
-      return;
-    } catch (err) {
-      await c.end().catch(() => {});
-      if (Date.now() > deadline) throw new Error(`database did not come back in ${timeoutMs} ms`, { cause: err });
-      await sleep(200);
-    }
-  }
 }
 
 /**
@@ -151,6 +120,7 @@ export async function startChaosDatabase(): Promise<ChaosDatabase> {
     host: u.hostname,
     port: Number(u.port),
     restartKind: "pg_ctl",
+    cluster: { pgdata, bin },
     restart: async (downMs) => {
       const options = startOptions(pgdata);
       pgCtl(bin, pgdata, ["stop", "-w", "-t", "60", "-m", "immediate"]);

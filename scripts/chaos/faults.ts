@@ -11,10 +11,10 @@ import type { WorkerPool, WorkerProc } from "./workers";
 
 /** One worker fault and the runs its victim held at that moment. */
 export type FaultEvent = {
-  kind: "kill9" | "sigstop" | "churn_kill9" | "churn_sigterm";
+  kind: "kill9" | "sigstop" | "churn_kill9" | "churn_sigterm" | "silent";
   workerId: string;
   at: number;
-  /** sigstop: when the worker was woken (SIGCONT). */
+  /** sigstop: when the worker was woken (SIGCONT); silent: when its connections were closed. */
   until?: number;
   held: { runId: number; attempt: number }[];
 };
@@ -54,7 +54,7 @@ async function heldBy(pool: pg.Pool, workerId: string) {
 /** Prefer a victim that holds runs right now, so kills land mid-handler; sample briefly. */
 async function pickVictim(d: FaultDeps): Promise<WorkerProc | null> {
   for (let i = 0; i < 10; i++) {
-    const live = d.workers.live().filter((w) => w.role !== "churn" && !w.stopped);
+    const live = d.workers.live().filter((w) => w.role !== "churn" && !w.stopped && !w.silenced);
     if (live.length === 0) return null;
     const r = await d.pool.query<{ owner: string; n: number }>(
       "SELECT lease_owner AS owner, count(*)::int AS n FROM run_queue WHERE state = 'running' AND lease_owner = ANY($1) GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
@@ -64,7 +64,8 @@ async function pickVictim(d: FaultDeps): Promise<WorkerProc | null> {
     if (busy) return busy;
     await sleep(200);
   }
-  return d.random.pick(d.workers.live().filter((w) => w.role !== "churn" && !w.stopped));
+  const idle = d.workers.live().filter((w) => w.role !== "churn" && !w.stopped && !w.silenced);
+  return idle.length ? d.random.pick(idle) : null;
 }
 
 /** kill -9 or SIGSTOP-past-lease one worker, or restart the database once. */

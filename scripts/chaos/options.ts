@@ -25,6 +25,13 @@ export type ChaosOptions = {
   /** Probability that the proxy cuts a connection at a commit point. */
   cutRate: number;
   maxCuts: number;
+  /** The console's own proxy: its cut probability and budget. */
+  consoleCutRate: number;
+  consoleMaxCuts: number;
+  /** When each failover to a standby comes, as fractions of the fault phase (after the crash). */
+  failoverAt: number[];
+  /** When the console is killed (kill -9, restarted), as fractions of the fault phase. */
+  consoleKillsAt: number[];
   /** Where worker, console and ticker logs go. */
   logDir: string;
 };
@@ -40,7 +47,7 @@ function numberFlag(argv: string[], name: string): number | undefined {
 /** Parse `--workers K --schedules M --minutes T --short --seed N`. */
 export function parseOptions(argv: string[]): ChaosOptions {
   const short = argv.includes("--short");
-  const known = new Set(["--short", "--workers", "--schedules", "--minutes", "--seed"]);
+  const known = new Set(["--short", "--workers", "--schedules", "--minutes", "--seed", "--seeds"]);
   for (const a of argv) if (a.startsWith("--") && !known.has(a)) throw new Error(`unknown option ${a}`);
   const workers = numberFlag(argv, "workers") ?? (short ? 4 : 6);
   if (workers < 3) throw new Error("--workers must be at least 3 (one skewed, one churning, one steady)");
@@ -58,6 +65,11 @@ export function parseOptions(argv: string[]): ChaosOptions {
     tickers: 2,
     cutRate: short ? 0.01 : 0.004,
     maxCuts: short ? 40 : 400,
+    consoleCutRate: 0.03,
+    consoleMaxCuts: short ? 10 : 100,
+    // The short run keeps one: a new standby and its failover take about 20 s on a busy machine.
+    failoverAt: short ? [0.7] : [0.55, 0.75, 0.9],
+    consoleKillsAt: short ? [0.3] : [0.12, 0.3, 0.5, 0.62, 0.85],
     logDir: "",
   };
 }

@@ -1,13 +1,17 @@
-// The schedules a chaos run creates. All use catch-up "all" and no max lateness, so the oracle's
-// rule is simple: every slot from creation to the cut exists exactly once and ends done (or dead,
-// for the fail schedule). Cadences are seconds; one is 30 s, slower than the churn worker's
+// The schedules a chaos run creates. All but the timing schedules use catch-up "all" and no max
+// lateness, so the oracle's rule for them is simple: every slot from creation to the cut exists
+// exactly once and ends done (or dead, for the fail schedule). The timing schedules start with
+// each catch-up policy (one with max lateness too) and are edited during the run
+// (timing-edits.ts); their own oracle is timing-oracle.ts. Cadences are seconds; one is 30 s, slower than the churn worker's
 // 10-second restart loop; one is a seconds-field cron expression read by croner in the oracle.
 // Two schedules call the witness (scripts/chaos/witness.ts) through the `http` handler, and two
 // run 3.25 leases long, so they finish only if their leases are renewed.
 import type { ChaosOptions } from "./options";
+import { hogSchedule } from "./pool";
+import { TIMING_MAX_LATENESS_SECONDS } from "./timing-edits";
 
 /** One schedule body for POST /api/schedules. */
-export type ScheduleBody = { name: string; handler: string; payload: Record<string, unknown>; catchUp: "all"; leaseSeconds: number; retry: Record<string, number> } & (
+export type ScheduleBody = { name: string; handler: string; payload: Record<string, unknown>; catchUp: "skip" | "latest" | "all"; maxLatenessSeconds?: number | null; leaseSeconds: number; retry: Record<string, number> } & (
   | { everySeconds: number }
   | { cron: string; timezone: string }
 );
@@ -51,5 +55,13 @@ export function planSchedules(o: ChaosOptions, runTag: string, witnessUrl: strin
   ];
   const fail: ScheduleBody = { name: `chaos-${runTag}-fail`, handler: "fail", payload: { nonRetryable: true }, everySeconds: 10, ...common };
   const later = (n: number): ScheduleBody => ({ name: `chaos-${runTag}-late-${n}`, handler: "sql-ledger", payload: { delayMs: 300 }, everySeconds: 3 + n, ...common });
-  return { ledger, heartbeat, witnessed, fail, later };
+  // Pool exhaustion (scripts/chaos/pool.ts): a handler that holds more connections than its pool has.
+  const hog = [hogSchedule(runTag, common)];
+  const timing: ScheduleBody[] = [
+    { name: `chaos-${runTag}-timing-skip`, handler: "sql-ledger", payload: {}, everySeconds: 2, ...common, catchUp: "skip" },
+    { name: `chaos-${runTag}-timing-latest`, handler: "sql-ledger", payload: {}, cron: "*/3 * * * * *", timezone: "UTC", ...common, catchUp: "latest" },
+    { name: `chaos-${runTag}-timing-all`, handler: "sql-ledger", payload: {}, everySeconds: 3, ...common },
+    { name: `chaos-${runTag}-timing-late`, handler: "sql-ledger", payload: {}, everySeconds: 2, ...common, maxLatenessSeconds: TIMING_MAX_LATENESS_SECONDS },
+  ];
+  return { ledger, heartbeat, witnessed, fail, later, hog, timing };
 }

@@ -7,6 +7,12 @@
 import net from "node:net";
 import type { Random } from "./random";
 
+/**
+ * One silenced connection at the end of its episode: when the client first sent something that
+ * got no answer, and whether (and when) the client gave the connection up itself.
+ */
+export type SilencedConnection = { listen: boolean; firstUnansweredAt: number | null; closedByClientAt: number | null };
+
 /** What the proxy did, for the report. */
 export type ProxyStats = { connections: number; cutsBeforeCommit: number; cutsAfterCommit: number };
 
@@ -17,11 +23,27 @@ export type ChaosProxy = {
   cutsAfterCommitAt: number[];
   /** Turn cutting on or off (off while draining); forwarding always continues. */
   setCutting: (on: boolean) => void;
+  /** Send new connections to another server and drop the open ones, as a moving virtual IP does (a failover). */
+  retarget: (target: { host: string; port: number }) => void;
+  /**
+   * Make every live connection whose startup names `app` as its application_name silent: no byte
+   * forwarded either way, both sockets left open (no FIN, no RST). Says how many, and how many of
+   * them LISTEN; `end()` closes them (the episode is over).
+   */
+  silence: (app: string) => { connections: number; listen: number; end: () => SilencedConnection[] };
   close: () => Promise<void>;
 };
 
 const SSL_REQUEST = 80877103;
 const GSSENC_REQUEST = 80877104;
+
+/** The key/value pairs of a startup message (protocol 3.0). */
+function startupParams(bytes: Buffer): Record<string, string> {
+  const parts = bytes.subarray(8).toString("utf8").split("\0");
+  const out: Record<string, string> = {};
+  for (let i = 0; i + 1 < parts.length && parts[i]; i += 2) out[parts[i]] = parts[i + 1];
+  return out;
+}
 
 /** Splits the client's byte stream into whole protocol messages (startup phase first). */
 function createFramer() {
@@ -66,40 +88,58 @@ export async function startChaosProxy(opts: {
   const cutsAfterCommitAt: number[] = [];
   let cutting = false;
   const sockets = new Set<net.Socket>();
+  let target = opts.target;
+  type Conn = { app: string; listen: boolean; silent: boolean; kill: () => void; firstUnansweredAt: number | null; closedByClientAt: number | null };
+  const conns = new Set<Conn>();
   const cutsLeft = () => opts.maxCuts - stats.cutsBeforeCommit - stats.cutsAfterCommit;
 
   const server = net.createServer((client) => {
     stats.connections++;
-    const upstream = net.connect(opts.target);
+    const upstream = net.connect(target);
     sockets.add(client);
     sockets.add(upstream);
+    const conn: Conn = { app: "", listen: false, silent: false, kill: () => {}, firstUnansweredAt: null, closedByClientAt: null };
     const kill = () => {
+      conns.delete(conn);
       client.destroy();
       upstream.destroy();
     };
+    conn.kill = kill;
+    conns.add(conn);
+    // A silent connection keeps its other end open whatever one end does, until its episode ends.
     client.on("close", () => {
       sockets.delete(client);
-      upstream.destroy();
+      if (conn.silent) conn.closedByClientAt ??= Date.now();
+      else kill();
     });
     upstream.on("close", () => {
       sockets.delete(upstream);
-      client.destroy();
+      if (!conn.silent) kill();
     });
-    client.on("error", kill);
-    upstream.on("error", kill);
+    client.on("error", () => conn.silent || kill());
+    upstream.on("error", () => conn.silent || kill());
     client.setNoDelay(true);
     upstream.setNoDelay(true);
 
     let dropNextResponse = false;
     upstream.on("data", (chunk) => {
+      if (conn.silent) return;
       if (dropNextResponse) return kill(); // the server has acted on the commit; the client never hears
       client.write(chunk);
     });
 
     const frame = createFramer();
     client.on("data", (chunk) => {
+      if (conn.silent) {
+        conn.firstUnansweredAt ??= Date.now();
+        return;
+      }
       if (dropNextResponse) return;
       for (const msg of frame(chunk)) {
+        if (msg.type === "startup" && msg.bytes.length > 8 && msg.bytes.readInt32BE(4) === 196608) {
+          conn.app = startupParams(msg.bytes).application_name ?? "";
+        }
+        if (msg.type === "Q" && /^\s*listen\b/i.test(msg.text)) conn.listen = true;
         const commitPoint = msg.type === "S" || (msg.type === "Q" && !/^\s*(select|begin|set|show)\b/i.test(msg.text));
         if (commitPoint && cutting && cutsLeft() > 0 && opts.random.chance(opts.cutRate)) {
           if (opts.random.chance(0.5)) {
@@ -128,6 +168,20 @@ export async function startChaosProxy(opts: {
     cutsAfterCommitAt,
     setCutting: (on) => {
       cutting = on;
+    },
+    retarget: (next) => {
+      target = next;
+      for (const s of sockets) s.destroy();
+    },
+    silence: (app) => {
+      const hit = [...conns].filter((c) => c.app === app);
+      for (const c of hit) c.silent = true;
+      const end = () => {
+        const out = hit.map((c) => ({ listen: c.listen, firstUnansweredAt: c.firstUnansweredAt, closedByClientAt: c.closedByClientAt }));
+        for (const c of hit) c.kill();
+        return out;
+      };
+      return { connections: hit.length, listen: hit.filter((c) => c.listen).length, end };
     },
     close: () =>
       new Promise<void>((resolve) => {

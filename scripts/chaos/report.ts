@@ -9,8 +9,10 @@ import { findQueueMismatches } from "../../lib/runs/queue-consistency";
 import { readAttemptHistory, readDuplicateStarts, readFencing, readLeaseLosses, readLedgerWrites, readLongRuns, readRunCounters, readRunHealth, readRuns, readSchedules, readStartLags, readTakeovers } from "./checks";
 import type { FaultLog } from "./faults";
 import { checkSlots, type OracleSchedule } from "./oracle";
+import { checkTimed, type TimedSchedule } from "./timing-oracle";
 import { quantile } from "./random";
 import { checkWitness, type WitnessHit } from "./witness";
+import { timedAllowances, timedReport, type TimedReportInput } from "./timed-report";
 
 /**
  * lost_acks: an acknowledged (2xx) change whose effect is not in the database at the end. Calls
@@ -77,6 +79,16 @@ export type ReportInput = {
   cutsAfterCommitAt: number[];
   /** When every initial worker was up (this process's clock): the bound is stated for running workers. */
   workersUpAt: number;
+  /** Failovers (this process's clock, kill → first claim on the new primary): outages like the crash. */
+  failovers?: { at: number; tookMs: number }[];
+  /** The schedules whose timing and policies were edited (timing-edits.ts), database clock. */
+  timedSchedules?: TimedSchedule[];
+  /** Database-clock windows where the timing oracle requires nothing: outages, clock steps. */
+  timedUnsure?: [number, number][];
+  /** More faults that must have happened (the failover, the console kills and cuts). */
+  moreFaultsHappened?: Record<string, boolean>;
+  /** The faults at fixed points (scripts/chaos/timed.ts): silent network, long transaction, clock steps, pool exhaustion. */
+  timed?: TimedReportInput;
 };
 
 /** The idempotency key's documented form (docs/handlers.md): `sk:<scheduleId>:<ISO slot>`. */
@@ -88,6 +100,9 @@ const round = (v: number | null) => (v === null ? null : Math.round(v));
 export async function buildReport(i: ReportInput) {
   const runs = await readRuns(i.pool, i.schedules.map((s) => s.id));
   const slots = checkSlots(i.schedules, runs, i.cutAt);
+  const timedList = i.timedSchedules ?? [];
+  const timedRuns = await readRuns(i.pool, timedList.map((s) => s.id));
+  const timing = checkTimed(timedList, timedRuns, { cutAt: i.cutAt, boundaryMs: i.statedBoundMs, unsure: i.timedUnsure ?? [], slackMs: 1000 });
   const health = await readRunHealth(i.pool, i.cutAt, i.pollMs);
   const fencing = await readFencing(i.pool);
   const starts = await readDuplicateStarts(i.pool);
@@ -95,7 +110,8 @@ export async function buildReport(i: ReportInput) {
   // The live part of each unfinished run (run_queue) agrees with its record (runs) after the drain.
   const queue = await findQueueMismatches(createDb(i.pool));
   // A paused schedule's runs wait for the resume on purpose: their lag measures the pause, not us.
-  const paused = new Set(i.schedules.filter((s) => s.optionalWindows.length > 0).map((s) => s.name));
+  // So do the timing schedules' (paused, and run late on purpose by catch-up "all").
+  const paused = new Set([...i.schedules.filter((s) => s.optionalWindows.length > 0).map((s) => s.name), ...timedList.map((s) => s.name)]);
   const lagRows = (await readStartLags(i.pool)).filter((l) => !paused.has(l.schedule));
   const lags = lagRows.map((l) => l.lag);
   const worstLags = [...lagRows].sort((a, b) => b.lag - a.lag).slice(0, 3).map((l) => ({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag) }));
@@ -112,8 +128,10 @@ export async function buildReport(i: ReportInput) {
   // restart (a churn kill a second before it, say) gets the outage added to its bound, plus one
   // reconnect back-off of the workers' loops (at most the outage again). Other samples keep the
   // plain bound.
+  const outageEvents = [...i.faults.dbRestarts, ...(i.failovers ?? [])];
+  const allow = timedAllowances(i.timed, i.leaseMs, i.clockOffsetMs);
   const outageExtraMs = (at: number) =>
-    i.faults.dbRestarts.reduce((sum, r) => (r.at < at + boundMs && r.at + r.tookMs > at ? sum + 2 * r.tookMs : sum), 0);
+    outageEvents.reduce((sum, r) => (r.at < at + boundMs && r.at + r.tookMs > at ? sum + 2 * r.tookMs : sum), 0) + allow.recoveryExtraMs(at);
   const recoveries: number[] = [];
   let overBound = 0;
   let overBoundPlusTolerance = 0;
@@ -137,7 +155,7 @@ export async function buildReport(i: ReportInput) {
 
   const off = i.clockOffsetMs;
   // Crash windows on the database clock: down, back, and the workers' longest back-off after it.
-  const outages = i.faults.dbRestarts.map((r) => [r.at + off, r.at + off + r.tookMs + i.outageAllowanceMs] as const);
+  const outages = outageEvents.map((r) => [r.at + off, r.at + off + r.tookMs + i.outageAllowanceMs] as const);
   const inOutage = (t0: number, t1: number) => outages.some(([a, z]) => t0 <= z && t1 >= a);
 
   // The witness: requests that reached the outside world, against the attempts the database recorded.
@@ -159,15 +177,25 @@ export async function buildReport(i: ReportInput) {
   const startsOver: { schedule: string; due_at: string; lag_ms: number; seen_by: string }[] = [];
   let excludedForOutage = 0;
   let excludedBeforeWorkersUp = 0;
+  let excludedForClockStep = 0;
   const upAt = i.workersUpAt + off;
   for (const l of lagRows) {
     if (l.dueAt < upAt) excludedBeforeWorkersUp++;
+    else if (allow.dueInSkippedInterval(l.dueAt)) excludedForClockStep++;
     else if (inOutage(l.dueAt, l.dueAt + l.lag)) excludedForOutage++;
     else if (l.lag > statedMs) startsOver.push({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag), seen_by: "database" });
   }
+  // A first attempt whose lease expired (its worker killed, frozen, silenced or cut off: the lease
+  // losses are judged below) started in time by the database; its request comes after a takeover.
+  const firstLost = new Set(history.filter((h) => h.attempt === 1 && h.outcome === "lease_expired").map((h) => keyOf(h.scheduleId, h.scheduledFor)));
+  let excludedFirstAttemptLost = 0;
   for (const r of requiredWitnessed) {
     const at = firstArrival.get(r.key);
-    if (at === undefined || r.slot < upAt || inOutage(r.slot, at)) continue;
+    if (at === undefined || r.slot < upAt || inOutage(r.slot, at) || allow.dueInSkippedInterval(r.slot)) continue;
+    if (firstLost.has(r.key) && at - r.slot > statedMs) {
+      excludedFirstAttemptLost++;
+      continue;
+    }
     if (at - r.slot > statedMs) startsOver.push({ schedule: r.schedule, due_at: new Date(r.slot).toISOString(), lag_ms: Math.round(at - r.slot), seen_by: "witness" });
   }
 
@@ -180,7 +208,7 @@ export async function buildReport(i: ReportInput) {
     const hit = victimFaults.some((f) => f.workerId === l.workerId && f.at + off >= l.startedAt - 1000 && f.at + off <= end);
     // Cut off: the claim committed but its answer was lost, so the worker never knew it held the run.
     const cut = i.cutsAfterCommitAt.some((t) => Math.abs(t + off - l.startedAt) <= 1000);
-    return !hit && !cut && !inOutage(l.startedAt, end);
+    return !hit && !cut && !inOutage(l.startedAt, end) && !allow.acrossClockStep(l.startedAt, end);
   });
 
   // Superseded writes accepted: a ledger write whose attempt had been superseded when it landed,
@@ -201,6 +229,16 @@ export async function buildReport(i: ReportInput) {
 
   // The faults asked for must have happened, or the checks above proved nothing about them.
   const count = (k: string) => i.faults.faults.filter((f) => f.kind === k).length;
+  const timed = await timedReport(i.pool, i.timed, {
+    schedules: i.schedules,
+    runs,
+    lagRows,
+    offsetMs: off,
+    leaseMs: i.leaseMs,
+    pollMs: i.pollMs,
+    statedBoundMs: statedMs,
+    excluded: (dueAt, lag) => dueAt < upAt || inOutage(dueAt, dueAt + lag) || allow.dueInSkippedInterval(dueAt),
+  });
   const faultsHappened = {
     kill9_of_busy_worker: i.faults.faults.some((f) => f.kind === "kill9" && f.held.length > 0),
     freeze_past_lease: freezes.length > 0,
@@ -209,6 +247,8 @@ export async function buildReport(i: ReportInput) {
     connection_cuts: i.proxyCuts > 0,
     runs_kept_alive_by_renewal: longRuns.done > 0 && (longRuns.longest_ms ?? 0) > 3 * i.leaseMs,
     witness_called: witness.requests > 0,
+    ...i.moreFaultsHappened,
+    ...timed.happened,
   };
 
   const figures = {
@@ -217,6 +257,22 @@ export async function buildReport(i: ReportInput) {
     duplicate_slots: slots.duplicateSlots.length,
     unexpected_slots: slots.unexpectedSlots.length,
     wrong_final_state: slots.wrongFinalState.length,
+    timing_edits: {
+      schedules: timedList.length,
+      edits: timedList.reduce((n, s) => n + s.edits.length, 0),
+      acked: timedList.reduce((n, s) => n + s.edits.filter((e) => e.acked).length, 0),
+      expected_slots: timing.expectedSlots,
+      missing_slots: timing.missing.length,
+      unexpected_slots: timing.unexpected.length,
+      duplicate_slots: timing.duplicate.length,
+      wrong_final_state: timing.wrongFinalState.length,
+      skipped_by_policy_while_live: timing.skippedByPolicy,
+      paused_slots_judged: timing.fatesJudged,
+      policy_violations: timing.policyViolations.length,
+      starts_over_max_lateness: timing.tooLateStarts.length,
+      unknown_after_unacked_edit: timing.unknownFrom,
+      fates_by_reason: tally(timedRuns.map((r) => (r.state === "skipped" ? `skipped ${r.skipReason}` : `${r.origin} ${r.state}`))),
+    },
     runs_by_state: health.by_state,
     runs_lost: health.lost,
     stuck_running: health.stuck,
@@ -235,13 +291,14 @@ export async function buildReport(i: ReportInput) {
     attempt_violations_detail: { out_of_range: fencing.attempts_out_of_range, gaps: fencing.attempt_gaps, double_success: fencing.double_success, ledger_token_above_run: fencing.ledger_token_above_run },
     recovery_time_ms: { runs_held_by_victims: held.length, samples: recoveries.length, p50: round(quantile(recoveries, 0.5)), max: round(quantile(recoveries, 1)), bound_ms: boundMs, tolerance_ms: toleranceMs, over_bound: overBound, over_bound_plus_tolerance: overBoundPlusTolerance, overlapping_db_restart: duringOutage, finished_before_fault: finishedBeforeFault, unrecovered },
     starts_over_bound: startsOver.length,
-    starts_over_bound_detail: { stated_bound_ms: statedMs, excluded_for_db_crash: excludedForOutage, excluded_before_workers_up: excludedBeforeWorkersUp, examples: startsOver.slice(0, 5) },
+    starts_over_bound_detail: { stated_bound_ms: statedMs, excluded_for_db_crash: excludedForOutage, excluded_before_workers_up: excludedBeforeWorkersUp, excluded_for_clock_step: excludedForClockStep, witness_excluded_first_attempt_lost: excludedFirstAttemptLost, examples: startsOver.slice(0, 5) },
     zombie_requests_after_takeover: witness.zombieRequests.length,
     leases_lost_by_live_workers: lostByLive.length,
     superseded_writes_accepted: superseded.length,
     witness: { requests: witness.requests, slots_seen: witness.slotsSeen, slots_required: requiredWitnessed.length, missing: witness.missing.length, unexplained_repeats: witness.unexplainedRepeats.length },
     leases_lost: { total: leaseLosses.length, by_live_workers: lostByLive.length },
     heartbeat_runs: { done: longRuns.done, longest_ms: longRuns.longest_ms === null ? null : Math.round(longRuns.longest_ms), lease_ms: i.leaseMs },
+    ...timed.figures,
     faults_happened: faultsHappened,
     start_lag_ms: { excludes_paused_schedules: [...paused], samples: lags.length, p50: round(quantile(lags, 0.5)), p99: round(quantile(lags, 0.99)), max: round(quantile(lags, 1)), worst: worstLags },
   };
@@ -250,6 +307,9 @@ export async function buildReport(i: ReportInput) {
     duplicate_slots: figures.duplicate_slots === 0,
     unexpected_slots: figures.unexpected_slots === 0,
     wrong_final_state: figures.wrong_final_state === 0,
+    timing_slots_follow_edits: timing.missing.length + timing.unexpected.length + timing.duplicate.length + timing.wrongFinalState.length === 0 && (timedList.length === 0 || timing.expectedSlots > 0),
+    timing_catch_up_policies_honoured: timing.policyViolations.length === 0,
+    timing_starts_within_max_lateness: timing.tooLateStarts.length === 0,
     runs_lost: figures.runs_lost === 0,
     stuck_running: figures.stuck_running === 0,
     terminal_without_reason: figures.terminal_without_reason === 0,
@@ -267,6 +327,7 @@ export async function buildReport(i: ReportInput) {
     witness_repeats_explained: witness.unexplainedRepeats.length === 0,
     no_leases_lost_by_live_workers: lostByLive.length === 0,
     no_superseded_writes_accepted: superseded.length === 0,
+    ...timed.checks,
     faults_happened: Object.values(faultsHappened).every(Boolean),
   };
   const examples = {
@@ -274,6 +335,7 @@ export async function buildReport(i: ReportInput) {
     duplicate: slots.duplicateSlots.slice(0, 5),
     unexpected: slots.unexpectedSlots.slice(0, 5),
     wrong_final_state: slots.wrongFinalState.slice(0, 5),
+    timing: { missing: timing.missing.slice(0, 5), unexpected: timing.unexpected.slice(0, 5), duplicate: timing.duplicate.slice(0, 5), wrong_final_state: timing.wrongFinalState.slice(0, 5), policy: timing.policyViolations.slice(0, 5), too_late_starts: timing.tooLateStarts.slice(0, 5) },
     lost_acks: lostAcks.slice(0, 5),
     witness_missing: witness.missing.slice(0, 5),
     zombie_requests: witness.zombieRequests.slice(0, 5),

@@ -32,9 +32,9 @@ async function freePort(from: number): Promise<number> {
 
 export type WebServer = { baseUrl: string; child: ChildProcess; stop: () => Promise<void> };
 
-/** Start `next start` on a free loopback port and wait for /api/health. */
-export async function startWeb(databaseUrl: string, logFile: string): Promise<WebServer> {
-  const port = await freePort(3300);
+/** Start `next start` on a free loopback port (or the given one, for a restart) and wait for /api/health. */
+export async function startWeb(databaseUrl: string, logFile: string, atPort?: number): Promise<WebServer> {
+  const port = atPort ?? (await freePort(3300));
   const out = fs.openSync(logFile, "a");
   const child = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-H", "127.0.0.1", "-p", String(port)], {
     env: { ...process.env, DATABASE_URL: databaseUrl, PORT: String(port), LOG_LEVEL: "info" },

@@ -12,6 +12,8 @@ export type WorkerProc = {
   startedAt: number;
   exited: boolean;
   stopped: boolean;
+  /** Its connections are silent (scripts/chaos/silent.ts): not a victim of other faults meanwhile. */
+  silenced?: boolean;
   logFile: string;
 };
 
@@ -26,6 +28,13 @@ export type WorkerPoolOptions = {
   /** Hard cap on processes started in one run, so no loop can spawn without end. */
   maxSpawns: number;
 };
+
+/** The URL with application_name set. */
+function withApplicationName(url: string, name: string): string {
+  const u = new URL(url);
+  u.searchParams.set("application_name", name);
+  return u.toString();
+}
 
 /** Create a pool that spawns workers with `node --import tsx worker/main.ts`. */
 export function createWorkerPool(opts: WorkerPoolOptions) {
@@ -46,7 +55,9 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
       env: {
         ...process.env,
         ...opts.env,
-        DATABASE_URL: opts.databaseUrl,
+        // Every connection of this worker names it (the URL's application_name wins over the
+        // pools' own), so the proxy knows whose connections to silence.
+        DATABASE_URL: withApplicationName(opts.databaseUrl, id),
         SLOTKEEPER_WORKER_ID: id,
         SLOTKEEPER_POLL_INTERVAL_MS: String(opts.pollIntervalMs),
         SLOTKEEPER_CLOCK_SKEW_MS: role === "skewed" ? String(opts.skewMs) : "0",
