@@ -54,12 +54,12 @@ export function templateUrl(): string {
 
 /**
  * Empty every table the product writes (identities restart) and give the cluster row its
- * defaults back. run_queue is left out of the list: the TRUNCATE trigger on runs empties it.
+ * defaults back. run_queue and the chart tables (chart_hours, chart_waits, chart_changes) are left out of the list: the TRUNCATE triggers on runs empty them.
  */
 export async function emptyDatabase(pool: Pick<pg.Pool, "query">): Promise<void> {
   const { rows } = await pool.query<{ list: string }>(
     `SELECT string_agg(quote_ident(tablename), ', ' ORDER BY tablename) AS list FROM pg_tables
-     WHERE schemaname = 'public' AND tablename NOT IN ('run_queue', 'sk_clock', 'cluster')`,
+     WHERE schemaname = 'public' AND tablename NOT IN ('run_queue', 'chart_hours', 'chart_waits', 'chart_changes', 'sk_clock', 'cluster')`,
   );
   await pool.query(`TRUNCATE ${rows[0].list} RESTART IDENTITY CASCADE`);
   await pool.query("UPDATE cluster SET partitions = DEFAULT, rescued_at = NULL WHERE id = 1");

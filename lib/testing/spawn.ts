@@ -20,13 +20,21 @@ export type WorkerProcess = {
   stderr: () => string;
 };
 
+/** `script` relative to `cwd` (default: the repository); `plain`: no tsx loader, as a project using the package runs it. */
+export type SpawnOptions = { script?: string; cwd?: string; plain?: boolean; netns?: string };
+
 const live = new Set<WorkerProcess>();
 
 /** Start a worker process named `id` on `databaseUrl`; env overrides the test defaults (fast poll, short grace). */
-export function spawnWorker(databaseUrl: string, id: string, env: Record<string, string> = {}, opts: { script?: string } = {}): WorkerProcess {
+export function spawnWorker(databaseUrl: string, id: string, env: Record<string, string> = {}, opts: SpawnOptions = {}): WorkerProcess {
   // `script`: another entry point, e.g. lib/testing/handler-worker.ts (a worker with custom handlers).
-  const proc = spawn(process.execPath, ["--import", "tsx", opts.script ?? "worker/main.ts"], {
-    cwd: ROOT,
+  // `plain`: run it as another project would, with plain Node.js (no tsx loader) from `cwd`.
+  // `netns`: run it in that network namespace, a host of lib/testing/hosts.ts (`ip netns exec`
+  // execs the command, so the child's pid is the worker's own and signals reach it).
+  const nodeArgs = opts.plain ? [opts.script ?? "worker.mjs"] : ["--import", "tsx", opts.script ?? "worker/main.ts"];
+  const [cmd, args] = opts.netns ? ["ip", ["netns", "exec", opts.netns, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
+  const proc = spawn(cmd, args, {
+    cwd: opts.cwd ?? ROOT,
     env: {
       ...process.env,
       DATABASE_URL: databaseUrl,
@@ -104,7 +112,7 @@ export async function killWorkers(ws: WorkerProcess[]): Promise<void> {
 }
 
 /** Start workers and wait until each has logged worker:start. */
-export async function startWorkers(databaseUrl: string, ids: string[], env: Record<string, string> = {}, opts: { script?: string } = {}): Promise<WorkerProcess[]> {
+export async function startWorkers(databaseUrl: string, ids: string[], env: Record<string, string> = {}, opts: SpawnOptions = {}): Promise<WorkerProcess[]> {
   const ws = ids.map((id) => spawnWorker(databaseUrl, id, env, opts));
   await Promise.all(ws.map((w) => w.waitFor((l) => l.event === "worker:start", 60_000)));
   return ws;
