@@ -85,6 +85,21 @@ describe("the plain claim", () => {
     expect(await findQueueMismatches(t.db)).toEqual({ missing: 0, orphaned: 0, wrongState: 0, duplicated: 0, staleCopies: 0 });
   });
 
+  it("skips a late slot too_late in the claim of a worker that serves named handlers (the per-handler statement), leaving other handlers' runs alone", async () => {
+    const mine = await makeSchedule(t.db, { name: "served-late", handler: "http", maxLatenessSeconds: 6, partition: 5 });
+    const other = await makeSchedule(t.db, { name: "other-late", handler: "sql-ledger", maxLatenessSeconds: 6, partition: 5 });
+    const slotsMs = [-10_000, -6_001, -6_000, 0];
+    const ids = await makeRuns(t.db, mine.id, slotsMs.map((ms) => ({ scheduledFor: at(ms) })));
+    const [otherLate] = await makeRuns(t.db, other.id, [{ scheduledFor: at(-10_000) }]);
+    const { claimed, settled } = await claimRunsDetailed(t.db, { workerId: "w1", partitions: [5], limit: 10, handlers: ["http"] });
+    expect(claimed.map((r) => r.id).sort()).toEqual([ids[2], ids[3]].sort());
+    expect(settled.sort((a, b) => a.id - b.id)).toEqual([ids[0], ids[1]].map((id) => ({ id, state: "skipped" })));
+    for (const id of [ids[0], ids[1]]) expect(await readRun(t.pool, id)).toMatchObject({ state: "skipped", skip_reason: "too_late", attempts: 0, started_at: null });
+    // A run of a handler this worker does not serve is not its to judge: it waits, unattempted.
+    expect(await readRun(t.pool, otherLate)).toMatchObject({ state: "pending", attempts: 0 });
+    expect(await findQueueMismatches(t.db)).toEqual({ missing: 0, orphaned: 0, wrongState: 0, duplicated: 0, staleCopies: 0 });
+  });
+
   it("refuses a late slot in the claim across partitions too (tests and tools) and counts it against the batch", async () => {
     const s = await makeSchedule(t.db, { maxLatenessSeconds: 60 });
     const ids = await makeRuns(t.db, s.id, slots(T0.getTime() - 5 * 60_000, 5).map((d) => ({ scheduledFor: d })));
