@@ -112,7 +112,9 @@ export async function buildReport(i: ReportInput) {
   // A paused schedule's runs wait for the resume on purpose: their lag measures the pause, not us.
   // So do the timing schedules' (paused, and run late on purpose by catch-up "all").
   const paused = new Set([...i.schedules.filter((s) => s.optionalWindows.length > 0).map((s) => s.name), ...timedList.map((s) => s.name)]);
-  const lagRows = (await readStartLags(i.pool)).filter((l) => !paused.has(l.schedule));
+  const allow = timedAllowances(i.timed, i.leaseMs, i.clockOffsetMs);
+  // Lags in real time: a forward clock step between a slot's due instant and its start is not a wait.
+  const lagRows = (await readStartLags(i.pool)).filter((l) => !paused.has(l.schedule)).map((l) => ({ ...l, lag: allow.realLag(l.dueAt, l.lag) }));
   const lags = lagRows.map((l) => l.lag);
   const worstLags = [...lagRows].sort((a, b) => b.lag - a.lag).slice(0, 3).map((l) => ({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag) }));
 
@@ -129,7 +131,6 @@ export async function buildReport(i: ReportInput) {
   // reconnect back-off of the workers' loops (at most the outage again). Other samples keep the
   // plain bound.
   const outageEvents = [...i.faults.dbRestarts, ...(i.failovers ?? [])];
-  const allow = timedAllowances(i.timed, i.leaseMs, i.clockOffsetMs);
   const outageExtraMs = (at: number) =>
     outageEvents.reduce((sum, r) => (r.at < at + boundMs && r.at + r.tookMs > at ? sum + 2 * r.tookMs : sum), 0) + allow.recoveryExtraMs(at);
   const recoveries: number[] = [];

@@ -15,7 +15,15 @@ export type TimedReportInput = TimedFaults & { hogScheduleIds: number[]; queryTi
 export function timedAllowances(t: TimedReportInput | undefined, leaseMs: number, offsetMs: number) {
   const windows = clockStepWindows(t?.clockSteps ?? [], leaseMs).map((w) => ({ ...w, from: w.from + offsetMs, to: w.to + offsetMs }));
   const skipped = (t?.clockSteps ?? []).filter((s) => s.stepMs > 0).map((s) => [s.dbBefore, s.dbAfter] as const);
+  const forward = (t?.clockSteps ?? []).filter((s) => s.stepMs > 0);
   return {
+    /**
+     * A start lag (first start − due, both on the database clock) in real time: a forward step made
+     * after the slot was due and before it started added its size to the database's reading
+     * without a millisecond passing (a slot due 0.7 s before a +20 s step and started 0.6 s after
+     * it reads 21.3 s late; it waited 1.3 s).
+     */
+    realLag: (dueAt: number, lag: number) => lag - forward.reduce((sum, s) => (dueAt <= s.dbBefore && dueAt + lag >= s.dbAfter ? sum + s.stepMs : sum), 0),
     /** A slot in a forward step's skipped interval came due late by design (checked by clock_steps). */
     dueInSkippedInterval: (dueAt: number) => skipped.some(([a, z]) => dueAt > a && dueAt <= z),
     /**
