@@ -97,17 +97,9 @@ export async function createScheduleIn(tx: Tx, input: ScheduleCreateInput, actor
 }
 
 /**
- * Unmaterialise the future: withdraw never-attempted pending slot runs and move the high-water mark
- * back to the first of them, so the tick writes them again under the schedule's current timing and
- * catch-up policy (used by pause and by timing changes).
- *
- * Only the ones after the schedule time its remaining rows cover are rewound. With jitter longer
- * than the interval a later slot can be due, and done, before an earlier one; rewinding to the
- * earlier one would have the tick write it again beside the later slot that ran (a skipped or
- * coalesced range over it): each slot exists once. Such an earlier slot, never attempted, is settled
- * skipped ('paused') in place instead. Under catch-up `all` it is rewound like the others: the tick
- * writes each slot of `all` as a row of its own and leaves one that exists alone, and every missed
- * slot is to run.
+ * Unmaterialise the future: delete never-attempted pending slot runs and move the high-water mark
+ * back to the first of them, so the tick writes them again under the schedule's current timing
+ * and catch-up policy (used by pause and by timing changes).
  */
 async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
   // Waiting, not running: the queue says which (a running run reads 'pending' in runs).
@@ -117,26 +109,12 @@ async function rewindPendingSlots(tx: Tx, scheduleId: number): Promise<void> {
       WHERE schedule_id = ${scheduleId} AND state = 'pending' AND attempts = 0 AND origin IN ('schedule', 'catch_up')
       RETURNING run_id
     ),
-    -- The end of the schedule time the rows that stay cover (the statement's snapshot still shows
-    -- the withdrawn ones: they are left out by id). Backfills are no slot of the tick's.
-    kept AS (
-      SELECT max(coalesce(r.skipped_until, r.scheduled_for)) AS until FROM runs r
-      WHERE r.schedule_id = ${scheduleId} AND r.slot_seq = 0 AND r.origin IN ('schedule', 'catch_up')
-        AND r.id NOT IN (SELECT run_id FROM unqueued)
-    ),
-    policy AS (SELECT catch_up = 'all' AS rewinds_all FROM schedules WHERE id = ${scheduleId}),
-    settled AS (
-      UPDATE runs r SET state = 'skipped', skip_reason = 'paused', finished_at = sk_now(), skipped_until = r.scheduled_for, skipped_count = 1
-      FROM kept, policy WHERE r.id IN (SELECT run_id FROM unqueued) AND r.scheduled_for < kept.until AND NOT policy.rewinds_all
-      RETURNING r.id
-    ),
     gone AS (
-      DELETE FROM runs r USING kept, policy
-      WHERE r.id IN (SELECT run_id FROM unqueued) AND (kept.until IS NULL OR r.scheduled_for > kept.until OR policy.rewinds_all)
-      RETURNING r.scheduled_for
+      DELETE FROM runs WHERE id IN (SELECT run_id FROM unqueued)
+      RETURNING scheduled_for
     )
     UPDATE schedules SET next_slot_at = least(next_slot_at, (SELECT min(scheduled_for) FROM gone))
-    WHERE id = ${scheduleId} AND EXISTS (SELECT 1 FROM gone) AND (SELECT count(*) FROM settled) >= 0`);
+    WHERE id = ${scheduleId} AND EXISTS (SELECT 1 FROM gone)`);
 }
 
 /**
