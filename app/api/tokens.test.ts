@@ -150,6 +150,26 @@ describe("a tag-restricted token", () => {
     expect(await enabled("billing-job")).toBe(false);
   });
 
+  it("cannot reach a live untagged schedule through a deleted tagged one of the same name", async () => {
+    const gone = await makeSchedule(t.db, { name: "shared-name", everySeconds: 3600, tags: ["billing"], enabled: false });
+    await t.pool.query("UPDATE schedules SET deleted_at = sk_now() WHERE id = $1", [gone.id]);
+    const live = await makeSchedule(t.db, { name: "shared-name", everySeconds: 3600, tags: ["reports"] });
+    const before = await auditCount();
+    for (const sub of ["", "/runs", "/audit"]) {
+      expect((await call(`schedules/[name]${sub}`, "GET", remote(token), { params: { name: "shared-name" } })).status, sub).toBe(404);
+    }
+    for (const action of ["pause", "run-now"]) {
+      expect((await call(`schedules/[name]/${action}`, "POST", remote(token), { params: { name: "shared-name" } })).status, action).toBe(404);
+    }
+    expect((await call("schedules/[name]", "PATCH", remote(token), { params: { name: "shared-name" }, body: { description: "x", version: 1 } })).status).toBe(404);
+    expect((await call("schedules/[name]", "DELETE", remote(token), { params: { name: "shared-name" } })).status).toBe(404);
+    const row = await t.pool.query<{ enabled: boolean; deleted_at: Date | null; description: string | null }>("SELECT enabled, deleted_at, description FROM schedules WHERE id = $1", [live.id]);
+    expect(row.rows[0]).toMatchObject({ enabled: true, deleted_at: null });
+    expect(row.rows[0].description).not.toBe("x");
+    expect(Number((await t.pool.query<{ n: string }>("SELECT count(*) AS n FROM runs WHERE schedule_id = $1", [live.id])).rows[0].n)).toBe(0);
+    expect(await auditCount()).toBe(before);
+  });
+
   it("cannot create a schedule outside its tags, nor reach routes that are not about its schedules", async () => {
     const created = await call("schedules", "POST", remote(token), { body: { name: "untagged", handler: "noop", everySeconds: 60 } });
     expect([400, 403]).toContain(created.status);

@@ -3,6 +3,7 @@ import type { Actor } from "../audit/record";
 import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { nameParam } from "../schedules/http";
+import { getScheduleByName } from "../schedules/queries";
 
 /**
  * A tag-restricted API token (actor.scheduleTags) sees and changes only schedules that carry at
@@ -16,11 +17,16 @@ export function tagsWithinReach(actor: Actor, tags: readonly string[]): boolean 
   return !actor.scheduleTags || tags.some((t) => actor.scheduleTags!.includes(t));
 }
 
-/** Throw 404 unless the live schedule `name` is within the actor's reach (no-op for unrestricted callers). */
+/**
+ * Throw 404 unless the live schedule `name` is within the actor's reach (no-op for unrestricted
+ * callers). The name is resolved by the one by-name lookup (lib/schedules/queries.ts), so the tags
+ * checked are those of the live schedule a `[name]` route acts on, never those of a deleted one
+ * that once had the name.
+ */
 export async function requireScheduleInReach(db: Db, actor: Actor, name: string): Promise<void> {
   if (!actor.scheduleTags) return;
-  const r = await db.execute<{ id: number }>(sql`SELECT id FROM schedules WHERE name = ${name} AND tags && ${sql.param(actor.scheduleTags)}::text[]`);
-  if (!r.rows[0]) throw new AppError("not_found", `no schedule named "${name}"`, "name");
+  const s = await getScheduleByName(db, name);
+  if (!s || !tagsWithinReach(actor, s.tags)) throw new AppError("not_found", `no schedule named "${name}"`, "name");
 }
 
 /** Throw 404 unless run `id` belongs to a schedule within the actor's reach. */
