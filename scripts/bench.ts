@@ -208,7 +208,7 @@ async function main() {
         : null,
       targets: {
         spikeAllStartedWithin10s: sk.spike.lastStartedAfterSeconds <= 10,
-        startsAtLeast85PercentOfRaw: ceiling ? sk.spike.claimsPerSecond >= 0.85 * ceiling : null,
+        startsAtLeast90PercentOfRaw: ceiling ? sk.spike.claimsPerSecond >= 0.9 * ceiling : null,
         completionsAtLeast85PercentOfRaw: ceilingDone ? sk.spike.completionsPerSecond >= 0.85 * ceilingDone : null,
         everyRunStartedOnceAndDone: sk.spike.check.ok && [raw, rawAfter, rawPlain].every((r) => r === null || r.check.ok),
         steadyAtLeast35000PerSecond: sk.steady.runsPerSecond >= 35_000,
