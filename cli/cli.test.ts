@@ -114,6 +114,21 @@ describe("slotkeeper CLI", () => {
     expect((JSON.parse(got.stdout) as { run: { state: string; skipReason: string } }).run).toMatchObject({ state: "skipped", skipReason: "cancelled" });
   });
 
+  it("pauses with a note and a resume time, both stored; a resume time in the past is refused and changes nothing", async () => {
+    await makeSchedule(t.db, { name: "held", everySeconds: 300 });
+    const [{ now }] = await q<{ now: Date }>("SELECT sk_now() AS now");
+    const resumeAt = new Date(now.getTime() + 2 * 3600_000).toISOString();
+    const paused = await cli(["schedules", "pause", "held", "--note", "incident 42: upstream down", "--resume-at", resumeAt]);
+    expect(paused, paused.stderr).toMatchObject({ code: 0, stdout: `paused held until ${resumeAt}: incident 42: upstream down\n` });
+    const stored = () => q<{ enabled: boolean; paused_note: string | null; resume_at: Date | null }>("SELECT enabled, paused_note, resume_at FROM schedules WHERE name = 'held'");
+    expect(await stored()).toEqual([{ enabled: false, paused_note: "incident 42: upstream down", resume_at: new Date(resumeAt) }]);
+
+    const past = await cli(["schedules", "pause", "held", "--note", "other", "--resume-at", new Date(now.getTime() - 60_000).toISOString()]);
+    expect(past.code).toBe(1);
+    expect(past.stderr).toContain("(field: resumeAt)");
+    expect(await stored()).toEqual([{ enabled: false, paused_note: "incident 42: upstream down", resume_at: new Date(resumeAt) }]);
+  });
+
   it("exits 1 with the API's message and field when it refuses, 2 on a usage error", async () => {
     const again = await cli(["runs", "discard", "999999"]);
     expect(again.code).toBe(1);

@@ -18,6 +18,8 @@ function details(s: Schedule): string {
     ["handler", s.handler],
     ["timing", timing(s)],
     ["enabled", s.enabled],
+    ["paused note", s.pausedNote],
+    ["resumes at", s.resumeAt],
     ["status", s.status],
     ["next slot", s.nextSlotAt],
     ["catch-up", s.catchUp],
@@ -68,18 +70,23 @@ export function schedulesCommand(ctx: Context): Command {
       show(ctx.output(), { schedule: s }, () => details(s));
     });
 
-  for (const [verb, word] of [
-    ["pause", "paused"],
-    ["resume", "resumed"],
-  ] as const) {
-    cmd
-      .command(`${verb} <name>`)
-      .description(verb === "pause" ? "stop a schedule's slots from running" : "let a paused schedule run again (its catch-up policy decides the missed slots)")
-      .action(async (name: string) => {
-        const s = verb === "pause" ? await ctx.client().pauseSchedule(name) : await ctx.client().resumeSchedule(name);
-        show(ctx.output(), { schedule: s }, () => `${word} ${s.name}`);
-      });
-  }
+  cmd
+    .command("pause <name>")
+    .description("stop a schedule's slots from running")
+    .option("--note <text>", "why: a paused schedule with a note stays paused when its file is applied again")
+    .option("--resume-at <instant>", "when a worker resumes it (ISO 8601, in the future)")
+    .action(async (name: string, o: { note?: string; resumeAt?: string }) => {
+      const s = await ctx.client().pauseSchedule(name, { note: o.note, resumeAt: o.resumeAt });
+      show(ctx.output(), { schedule: s }, () => `paused ${s.name}${s.resumeAt ? ` until ${s.resumeAt}` : ""}${s.pausedNote ? `: ${s.pausedNote}` : ""}`);
+    });
+
+  cmd
+    .command("resume <name>")
+    .description("let a paused schedule run again (its catch-up policy decides the missed slots)")
+    .action(async (name: string) => {
+      const s = await ctx.client().resumeSchedule(name);
+      show(ctx.output(), { schedule: s }, () => `resumed ${s.name}`);
+    });
 
   cmd
     .command("run-now <name>")

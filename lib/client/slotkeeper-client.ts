@@ -147,7 +147,12 @@ export function createClient(opts: ClientOptions = {}) {
     /** Delete a schedule; `history: "delete"` removes its runs too (the default keeps them readable). */
     deleteSchedule: (name: string, opts: { history?: "keep" | "delete" } = {}) =>
       call<{ deleted: string; history: "kept" | "deleted" }>("DELETE", `/api/schedules/${enc(name)}${opts.history ? `?history=${opts.history}` : ""}`),
-    pauseSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/pause`, {}).then((r) => r.schedule),
+    /** Pause; a `note` keeps it paused through applies, and a worker resumes it at `resumeAt` (in the future). */
+    pauseSchedule: (name: string, hold: { note?: string; resumeAt?: string | Date } = {}) =>
+      call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/pause`, {
+        ...(hold.note !== undefined ? { note: hold.note } : {}),
+        ...(hold.resumeAt !== undefined ? { resumeAt: instant(hold.resumeAt) } : {}),
+      }).then((r) => r.schedule),
     resumeSchedule: (name: string) => call<{ schedule: Schedule }>("POST", `/api/schedules/${enc(name)}/resume`, {}).then((r) => r.schedule),
     /** A manual run now; `payload`, when given, is this run's in place of the schedule's. */
     runNow: (name: string, opts: { payload?: Record<string, unknown> } = {}) =>
