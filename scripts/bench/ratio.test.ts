@@ -1,6 +1,6 @@
 // The report's ratio arithmetic against figures worked out by hand.
 import { describe, expect, it } from "vitest";
-import { ceilingRatios } from "./ratio";
+import { ceilingRatios, startsMeetTarget } from "./ratio";
 
 describe("ceilingRatios", () => {
   it("divides each rate by the mean of the same rate before and after, to three places", () => {
@@ -40,5 +40,15 @@ describe("ceilingRatios", () => {
     const level = { claimsPerSecond: 50_000, completionsPerSecond: 50_000 };
     expect(ceilingRatios({ claimsPerSecond: 54_000, completionsPerSecond: 54_000 }, level, level, null).ceilingHeld).toBe(true);
     expect(ceilingRatios({ claimsPerSecond: 56_000, completionsPerSecond: 50_000 }, level, level, null).ceilingHeld).toBe(false);
+  });
+});
+
+describe("startsMeetTarget", () => {
+  it("holds a spike to 0.9× the raw ceiling, the issue's target, and says nothing without a ceiling", () => {
+    // 0.9 × 50,000 = 45,000: met at 45,000 starts/s, not at 44,999 nor at 0.85× (42,500).
+    expect(startsMeetTarget(45_000, 50_000)).toBe(true);
+    expect(startsMeetTarget(44_999, 50_000)).toBe(false);
+    expect(startsMeetTarget(42_500, 50_000)).toBe(false);
+    expect(startsMeetTarget(45_000, null)).toBeNull();
   });
 });

@@ -21,6 +21,18 @@ export type CeilingRatios = {
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
+/** The issue's target for a spike, plain or split over two handlers: starts/s at least this share of the raw ceiling. */
+export const STARTS_TARGET_SHARE_OF_RAW = 0.9;
+
+/**
+ * Whether a spike's starts/s meets the target against `ceiling` (the mean of the raw phases'
+ * starts/s); null without a ceiling (`--skip-raw`). Worked example: 45,000 starts/s against a
+ * ceiling of 50,000 → 0.9, met; 44,999 → not met.
+ */
+export function startsMeetTarget(claimsPerSecond: number, ceiling: number | null): boolean | null {
+  return ceiling ? claimsPerSecond >= STARTS_TARGET_SHARE_OF_RAW * ceiling : null;
+}
+
 /**
  * Rate over rate, like for like: starts/s over the ceiling's starts/s, completions/s over its
  * completions/s, each ceiling the mean of the phases on either side of the spike (this machine's
