@@ -1,9 +1,15 @@
 // The outbound address policy against real sockets: receivers on 127.0.0.1 record every request
 // and connection that reaches them, and the assertions read those records (not the policy's own
 // verdicts). Name resolution is injected where a test needs a name to resolve to a chosen address
-// (there is no DNS server here to change); `localhost` goes through the system resolver.
+// (there is no DNS server here to change); `localhost` goes through the system resolver, and so does
+// a name mapped to a private address by a hosts file of the test's own, in a child process with
+// namespaces of its own (the last describe).
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
 import http from "node:http";
 import net, { type AddressInfo } from "node:net";
+import os from "node:os";
+import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../config";
 import { OUTBOUND_MARKER } from "../auth/client-address";
@@ -235,5 +241,49 @@ describe("the product's outbound callers", () => {
     expect((mail as Error).message).toMatch(/outbound address policy: localhost \((127\.0\.0\.1|::1)\) is a loopback address/);
     expect(connections).toBe(0);
     await new Promise<void>((r) => smtpServer.close(() => r()));
+  });
+});
+
+// With no resolver injected: the product's default policy resolves through getaddrinfo, which reads
+// /etc/hosts. A child process gets a mount and a network namespace of its own (`unshare`, needs
+// root; CI and this machine run as root, and without it this test fails saying so): there this
+// test's hosts file is bind-mounted over /etc/hosts and 10.77.0.1 is an address of the child's own
+// loopback, with a receiver on it. The machine's /etc/hosts and interfaces are never touched; both
+// changes end with the child.
+describe("a name the system resolver maps to a private address", () => {
+  it("is refused before any request reaches the receiver at that address; opened on purpose, the same request arrives", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sk-outbound-hosts-"));
+    try {
+      const hosts = path.join(dir, "hosts");
+      fs.writeFileSync(hosts, "127.0.0.1 localhost\n10.77.0.1 billing-db.internal\n");
+      // The child prints what the product's request answered under each policy and what the receiver saw.
+      const script = `
+        const http = require("node:http");
+        const { outboundRequest } = require("./lib/security/outbound-request.ts");
+        const { isNonRetryable } = require("./lib/handlers/types.ts");
+        const seen = [];
+        const server = http.createServer((req, res) => { seen.push(req.url); res.end("ok"); });
+        server.listen(0, "10.77.0.1", async () => {
+          const url = "http://billing-db.internal:" + server.address().port;
+          const attempt = (p) => outboundRequest(url + p, { sender: "test" }).then((r) => ({ status: r.status }), (e) => ({ error: e.message, nonRetryable: isNonRetryable(e) }));
+          delete process.env.SLOTKEEPER_OUTBOUND_ALLOW;
+          const refused = await attempt("/refused");
+          process.env.SLOTKEEPER_OUTBOUND_ALLOW = "10.77.0.0/16";
+          const allowed = await attempt("/allowed");
+          server.close();
+          console.log(JSON.stringify({ resolved: await require("node:dns").promises.lookup("billing-db.internal", { all: true }), refused, allowed, seen }));
+        });`;
+      const setup = 'mount --bind "$1" /etc/hosts && ip link set lo up && ip addr add 10.77.0.1/32 dev lo && exec "$2" --import tsx -e "$3"';
+      const r = spawnSync("unshare", ["--mount", "--net", "sh", "-c", setup, "sh", hosts, process.execPath, script], { encoding: "utf8", timeout: 30_000 });
+      if (r.error || r.status !== 0) throw new Error(`the child with its own /etc/hosts and network (unshare --mount --net, needs root) failed: ${r.error?.message ?? r.stderr}`);
+      const out = JSON.parse(r.stdout.trim().split("\n").at(-1)!) as { resolved: unknown; refused: { error?: string; nonRetryable?: boolean }; allowed: { status?: number }; seen: string[] };
+      expect(out.resolved).toEqual([{ address: "10.77.0.1", family: 4 }]);
+      expect(out.refused.error).toMatch(/^outbound address policy: billing-db\.internal \(10\.77\.0\.1\) is a private address.*SLOTKEEPER_OUTBOUND_ALLOW=billing-db\.internal/);
+      expect(out.refused.nonRetryable).toBe(true);
+      expect(out.allowed).toEqual({ status: 200 });
+      expect(out.seen).toEqual(["/allowed"]);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
