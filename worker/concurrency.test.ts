@@ -14,7 +14,7 @@ import { waitUntil } from "../lib/testing/wait";
 const T0 = new Date("2030-01-01T10:00:00Z");
 const t = setupTestDatabase();
 
-/** The key the design gives a slot's every attempt: sk:<schedule id>:<slot instant>. */
+/** The idempotency key of a slot's every attempt (docs/handlers.md): sk:<schedule id>:<slot instant>. */
 const slotKey = (scheduleId: number, slot: Date) => `sk:${scheduleId}:${slot.toISOString()}`;
 
 describe("many workers on one database", () => {

@@ -18,8 +18,8 @@ const waitForRow = (id: number, pred: Parameters<typeof waitForRun>[2], timeoutM
 describe("a worker killed mid-handler", () => {
   it("kill -9: another worker takes the slot over as soon as its lease has run out on the database clock", async () => {
     // The database clock stands still, so the lease cannot run out while the test watches; then
-    // it is moved just past the lease and the takeover is waited for. The bound of the design
-    // ("lease + poll interval") is then a wait on a condition: on the database clock the takeover
+    // it is moved just past the lease and the takeover is waited for. The stated takeover
+    // bound ("lease + poll interval") is then a wait on a condition: on the database clock the takeover
     // needs nothing but the lease to run out (no partition lease, no second wait), and the real
     // time it takes is printed, not asserted (a busy machine makes it slower, not wrong).
     await setClock(t.pool, T0);

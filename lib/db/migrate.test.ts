@@ -15,7 +15,7 @@ describe("migrations", () => {
     expect(rows[0].n).toBeGreaterThanOrEqual(2);
   });
 
-  it("creates every table of the design", async () => {
+  it("creates every table the product uses", async () => {
     const { rows } = await t.pool.query<{ tablename: string }>("SELECT tablename FROM pg_tables WHERE schemaname = 'public'");
     const names = rows.map((r) => r.tablename);
     for (const table of ["schedules", "runs", "attempts", "workers", "partition_leases", "audit_log", "sk_clock", "cluster", "people", "sessions"]) {

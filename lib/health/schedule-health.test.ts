@@ -17,7 +17,7 @@ describe("lateAfterSecondsFor", () => {
   it("is two intervals plus the default grace, or the overrides", () => {
     const now = new Date("2030-01-01T10:00:00Z");
     expect(lateAfterSecondsFor(base, now)).toBe(630);
-    expect(lateAfterSecondsFor({ ...base, lateGraceSeconds: 0 }, now)).toBe(600); // the article's 10 minutes
+    expect(lateAfterSecondsFor({ ...base, lateGraceSeconds: 0 }, now)).toBe(600); // two intervals of a 5-minute job
     expect(lateAfterSecondsFor({ ...base, lateAfterSeconds: 42 }, now)).toBe(42);
     expect(lateAfterSecondsFor({ ...base, everySeconds: null, cron: "0 * * * *" }, now)).toBe(7230);
   });

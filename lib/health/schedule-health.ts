@@ -1,5 +1,5 @@
 /**
- * A schedule's health: the three numbers the monitoring section of the design article asks for
+ * A schedule's health: the three numbers that tell whether a schedule is doing its job
  * (since last success, dead runs, oldest pending age) and a status derived from them.
  *
  * - late: since-last-success exceeds two intervals (10 minutes on a 5-minute job), plus a grace

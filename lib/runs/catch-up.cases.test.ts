@@ -125,7 +125,7 @@ type Case = {
   policy: CatchUpPolicy;
   maxLatenessSeconds?: number;
   mode: Mode;
-  /** The article's own numbers, checked on top of the oracle. */
+  /** The worked numbers stated beside the case, checked on top of the oracle. */
   runs?: number;
   tooLate?: number;
 };
@@ -137,18 +137,18 @@ type Scenario = Omit<Case, "policy" | "mode" | "name"> & { label: string; polici
 type PolicyCase = { policy: CatchUpPolicy; maxLatenessSeconds?: number; runs?: number; tooLate?: number };
 const ALL_POLICIES: PolicyCase[] = [{ policy: "skip" }, { policy: "latest" }, { policy: "all" }];
 const SCENARIOS: Scenario[] = [
-  // The article: a 15-minute job, outage 10:02–10:52: 10:15, 10:30, 10:45 missed → 0 / 1 / 3 runs.
+  // A 15-minute job, outage 10:02–10:52: 10:15, 10:30, 10:45 missed → 0 / 1 / 3 runs.
   {
-    label: "every 15 min, outage 10:02–10:52 (article)",
+    label: "every 15 min, outage 10:02–10:52",
     timing: every(900),
     downFrom: "2024-03-01T10:02:00Z",
     upAt: "2024-03-01T10:52:00Z",
     policies: [{ policy: "skip", runs: 0 }, { policy: "latest", runs: 1 }, { policy: "all", runs: 3 }],
   },
-  // The article: a 5-minute job after a 40-minute outage has 8 missed firings; all + 20 min max
+  // A 5-minute job after a 40-minute outage has 8 missed firings; all + 20 min max
   // lateness → the oldest 4 too late, the newest 4 run.
   {
-    label: "every 5 min, outage 10:02–10:42 (article)",
+    label: "every 5 min, outage 10:02–10:42",
     timing: every(300),
     downFrom: "2024-03-01T10:02:00Z",
     upAt: "2024-03-01T10:42:00Z",

@@ -199,7 +199,7 @@ const finishSucceededBy = (find: "tid" | "index", withOutput: boolean) => {
       FROM held h
       -- A primary-key probe per run. Not id = ANY(ARRAY(…)) as well: the planner expects one row from
       -- a DELETE … RETURNING, puts that scan inside a nested loop, and reads the whole array again
-      -- for every run (measured: 125,000 rows read for 500).
+      -- for every run (docs/benchmarks.md, "Measurements behind the hot path").
       WHERE r.id = h.id
       -- The attempt's lateness on the database clock (a success changes neither run_after nor
       -- due_at, so these are the values the claim saw): claim lateness, and start lateness of a first attempt.

@@ -26,7 +26,8 @@ export type LatenessPassOptions = {
 
 /**
  * The default window of the periodic pass: two index probes per run looked at, whatever the
- * backlog (8 partitions at 100,000 due runs: 10-26 ms a pass on a loaded 2-core machine).
+ * backlog, so a pass's cost is bounded by partitions × window, not by the backlog
+ * (docs/benchmarks.md, "Measurements behind the hot path").
  */
 export const LATENESS_WINDOW_DEFAULT = 100;
 

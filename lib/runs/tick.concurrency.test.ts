@@ -14,8 +14,8 @@ const HORIZON = 120;
 
 /**
  * The slots a schedule must have from `from` to `to` (inclusive), worked out without Slotkeeper's
- * slot functions: an interval's slots are the multiples of it since the Unix epoch (the design's
- * rule), a cron's come from the brute-force oracle (lib/testing/cron-oracle.ts).
+ * slot functions: an interval's slots are the multiples of it since the Unix epoch (the rule
+ * docs/schedules.md states), a cron's come from the brute-force oracle (lib/testing/cron-oracle.ts).
  */
 function expectedSlots(timing: Timing, from: Date, to: Date): string[] {
   const iso = (ms: number) => new Date(ms).toISOString().slice(0, 19);

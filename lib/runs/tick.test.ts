@@ -34,7 +34,7 @@ async function runsOf(scheduleId: number): Promise<Run[]> {
 const at = (hhmm: string) => new Date(`2024-03-01T${hhmm}Z`);
 const iso = (d: Date | null) => d?.toISOString().slice(11, 19) ?? null;
 
-describe("the 15-minute job and the 10:02–10:52 outage (article: 0, 1 and 3 runs)", () => {
+describe("the 15-minute job and the 10:02–10:52 outage (0, 1 and 3 runs)", () => {
   for (const [policy, expected] of [["skip", 0], ["latest", 1], ["all", 3]] as const) {
     it(`${policy} runs ${expected} of the missed slots 10:15, 10:30, 10:45`, async () => {
       await setClock(t.pool, at("10:01:00"));
@@ -151,7 +151,7 @@ describe("runs materialised before an outage (the lateness pass)", () => {
   });
 });
 
-describe("the 5-minute job after a 40-minute outage (article: eight missed firings)", () => {
+describe("the 5-minute job after a 40-minute outage (eight missed firings)", () => {
   it("all: runs each of the 8 missed slots once, as catch-up runs", async () => {
     await setClock(t.pool, at("10:00:00"));
     const s = await makeSchedule(t.db, { everySeconds: 300, catchUp: "all" });

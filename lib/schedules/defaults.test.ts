@@ -3,7 +3,8 @@ import { DEFAULT_VALUES, toBody } from "../client/schedule-form-values";
 import { setupTestDatabase } from "../testing/db";
 import { parseScheduleInput } from "./input";
 
-// The defaults as the design's API contract states them (shared/design.md, "A schedule body").
+// The defaults as the API's contract states them (docs/api.md, "A schedule body"), written out
+// here rather than read from SCHEDULE_DEFAULTS, so a change to the one definition fails this test.
 const CONTRACT = {
   timezone: "UTC",
   catchUp: "latest",

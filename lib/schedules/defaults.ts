@@ -4,7 +4,7 @@
  * parsed create body carries them) and the console's new-schedule form
  * (lib/client/schedule-form-values.ts). Browser-safe: a plain constant.
  *
- * The design's contract: timezone UTC, catch-up latest, no max lateness, no jitter, overlap
+ * The API's contract (docs/api.md, "A schedule body"): timezone UTC, catch-up latest, no max lateness, no jitter, overlap
  * allowed, a 60 s lease, enabled; retries up to 6 attempts with backoff from 30 s capped at 900 s;
  * no attempt timeout.
  */

@@ -15,7 +15,7 @@ function fieldOf(body: unknown, mode: "create" | "patch" = "create", opts = {}):
 }
 
 describe("parseScheduleInput", () => {
-  it("accepts the design's example body", () => {
+  it("accepts the example body of docs/api.md", () => {
     const input = parseScheduleInput(
       { ...base, payload: { url: "https://example.test/hook", method: "POST" }, timezone: "Europe/London", catchUp: "latest", maxLatenessSeconds: 3600, jitterSeconds: 0, overlap: "allow", retry: { maxAttempts: 6, baseSeconds: 30, capSeconds: 900 }, leaseSeconds: 60, enabled: true },
       "create",

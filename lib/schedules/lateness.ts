@@ -17,8 +17,8 @@ import { PARTITION_TAKEOVER_SECONDS } from "../partitions/leases";
  * - when a worker dies after claiming it, the lease runs out and the next poll takes it over: the
  *   attempt that does the work starts at most poll (the claim) + lease + poll late.
  * The second poll interval also covers a pass lost to a cut connection (a failed pass waits two
- * intervals). The article: "a 5-second poll interval alone makes runs up to 5 seconds late, and a
- * dead worker adds up to the 30-second lease".
+ * intervals). So the poll interval alone can make a run up to one interval late, and a dead
+ * worker adds up to the run's lease.
  *
  * worstCaseLatenessSeconds({ jitterSeconds: 0, leaseSeconds: 30 }, 5000) === 40
  * worstCaseLatenessSeconds({ jitterSeconds: 0, leaseSeconds: 4 }, 250) === 5

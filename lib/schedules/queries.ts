@@ -74,7 +74,7 @@ export async function listSchedules(db: Reader, o: ListSchedulesOptions = {}): P
   return { schedules: page, nextCursor: rows.length > limit ? page[page.length - 1].name : null };
 }
 
-/** Health numbers shown on a schedule and on the list (design: "A schedule's health"). */
+/** Health numbers shown on a schedule and on the list (lib/health/schedule-health.ts). */
 export type ScheduleHealthFields = Pick<ScheduleHealth, "sinceLastSuccessSeconds" | "deadRuns" | "oldestPendingAgeSeconds" | "status" | "unservedHandler"> & {
   /** A run of the schedule is stuck (lib/runs/stuck.ts), and since when; false and null otherwise. */
   stuck: boolean;

@@ -7,7 +7,7 @@ import { tickOnce } from "../../lib/runs/tick";
 import { nextCronSlot } from "../../lib/schedules/cron";
 import { advanceClock, setClock } from "../../lib/testing/clock";
 
-/** Share of the fleet that is hourly at minute zero (the article's 20 %). */
+/** Share of the fleet that is hourly at minute zero (a fifth: jobs set to the top of the hour). */
 export const HOURLY_SHARE = 0.2;
 /** Name prefixes: the hourly spike's schedules and the spread rest. */
 export const HOURLY_PREFIX = "fleet-hourly-";

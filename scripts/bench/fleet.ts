@@ -1,4 +1,4 @@
-// `npm run bench -- --fleet`: the article's whole fleet on one database. N schedules (default
+// `npm run bench -- --fleet`: a whole fleet on one database. N schedules (default
 // 2,000,000) seeded in SQL: 20 % hourly at minute zero, the rest spread (fleet-seed.ts). The
 // database clock runs from T0 = due - (steady + 10) s: the spread schedules fire through a steady
 // window, the hourly ones all come due at `due` while the rest keep firing, 20 console readers

@@ -2,7 +2,7 @@
 // the statements): bare SQL, no Slotkeeper code, so the ceiling measures what PostgreSQL can do with
 // the claim's shape. scripts/bench/raw-statements.test.ts holds the finish to its plan.
 
-/** `partitioned`: the ceiling, shaped like a Slotkeeper worker; `plain`: the article's claim. */
+/** `partitioned`: the ceiling, shaped like a Slotkeeper worker; `plain`: the plain `FOR UPDATE SKIP LOCKED` claim. */
 export type RawMode = "partitioned" | "plain";
 
 /**
@@ -34,7 +34,7 @@ export function rawTableDdl(mode: RawMode): string[] {
 }
 
 /**
- * The article's claim ($1 owner, $2 limit), minus the lease-expiry disjunct (nothing expires in a
+ * The plain `FOR UPDATE SKIP LOCKED` claim ($1 owner, $2 limit), minus the lease-expiry disjunct (nothing expires in a
  * no-op spike, and the OR would keep the planner off the partial index).
  */
 export const RAW_CLAIM = {

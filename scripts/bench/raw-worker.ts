@@ -8,7 +8,7 @@
 //   statement in rotating order until the batch is full (lib/runs/claim/index.ts), and pipelines:
 //   each claim loop hands its rows to one flusher that writes the finishes in one statement while
 //   the loop claims again (worker/runner.ts `flush`), over loops + 1 connections.
-// - `plain`: the article's bare claim, then its finish, in turn, in every loop.
+// - `plain`: the plain `FOR UPDATE SKIP LOCKED` claim, then its finish, in turn, in every loop.
 import pg from "pg";
 import { RAW_CLAIM, RAW_CLAIM_IN_PARTITION, RAW_FINISH, RAW_FINISH_SESSION_OPTIONS } from "./raw-statements";
 
@@ -53,7 +53,7 @@ function flush(): Promise<void> {
   return flushing;
 }
 
-/** The article's claim, then its finish, in turn: returns how many runs it claimed. */
+/** The plain `FOR UPDATE SKIP LOCKED` claim, then its finish, in turn: returns how many runs it claimed. */
 async function claimThenFinish(): Promise<number> {
   const { rows } = await pool.query<Row>({ ...RAW_CLAIM, values: [owner, batch] });
   if (rows.length > 0) await finish(rows);

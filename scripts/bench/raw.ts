@@ -1,5 +1,5 @@
 // The raw ceiling: the same spike through bare SQL (scripts/bench/raw-worker.ts), partition-aware and
-// pipelined like Slotkeeper's workers (the ceiling) or the article's plain claim (a labelled row).
+// pipelined like Slotkeeper's workers (the ceiling) or the plain `FOR UPDATE SKIP LOCKED` claim (a labelled row).
 import path from "node:path";
 import type pg from "pg";
 import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor, type CpuPerRun } from "./procs";
@@ -12,7 +12,7 @@ export type RawOptions = {
   workers: number;
   batch: number;
   loopsPerWorker: number;
-  /** `partitioned` (the ceiling, shaped like a worker) or `plain` (the article's claim). */
+  /** `partitioned` (the ceiling, shaped like a worker) or `plain` (the plain `FOR UPDATE SKIP LOCKED` claim). */
   mode?: RawMode;
   partitions?: number;
 };

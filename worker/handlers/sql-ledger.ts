@@ -17,7 +17,7 @@ export type LedgerPayload = { delayMs?: number; interruptible?: boolean; holdCon
 export const LEDGER_MAX_HELD_CONNECTIONS = 64;
 
 /**
- * The article's pattern, runnable: one ledger row per slot, keyed by the idempotency key, written
+ * A fenced write, runnable: one ledger row per slot, keyed by the idempotency key, written
  * only while the attempt still holds the run. The fence is the live queue row, read in the same
  * statement: running, this attempt's token, this worker, and a lease that has not expired by the
  * database clock. So a superseded attempt's write is refused in either order: after its

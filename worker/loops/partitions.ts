@@ -60,7 +60,8 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
   let current: number[] = [];
   let orphans: number[] = [];
   let sweep: SweepPartition[] = [];
-  // Deadline on performance.now(): measured from when the renewal was sent, as the article says.
+  // Deadline on performance.now(), counted from when the renewal was sent, not when it answered:
+  // a slow answer can only shorten the time the worker believes it holds its partitions.
   let usableUntil = 0;
   let countApplied = opts.applyPartitionCount === undefined;
   let markReady: () => void = () => {};

@@ -35,7 +35,7 @@ type Model = {
   status: Status;
 };
 
-/** Schedule i as the seed's doc comment states it, with its status by the design's rules. */
+/** Schedule i as the seed's doc comment states it, with its status by the rules docs/alerts-and-metrics.md states. */
 function model(i: number, id: number): Model {
   const every = i % 2 === 1 ? 60 + (i % 5) * 60 : null;
   const gap = every ?? 3600;

@@ -21,7 +21,7 @@ export const GET = route(async (req, _ctx, actor) => {
   return Response.json({ schedules: await toScheduleViewsWithHealth(db, page.schedules, webConfig().pollIntervalMs), nextCursor: page.nextCursor });
 }, { tagAware: true, reads: "replica" });
 
-/** POST /api/schedules (the design's schedule body) → 201 { schedule } */
+/** POST /api/schedules (a schedule body, docs/api.md) → 201 { schedule } */
 export const POST = mutation(async (req, _ctx, actor) => {
   const input = parseScheduleInput(await readJson(req), "create", { payloadMaxBytes: webConfig().payloadMaxBytes });
   // A restricted token creates only schedules it can see afterwards (`tags`, from the schedule input).

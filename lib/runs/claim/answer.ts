@@ -99,7 +99,7 @@ const claimedAnswer = (withQueue: boolean) => sql`
         -- slot in whole milliseconds, truncated as a JS Date would: date_part is a float8, exact to
         -- ±0.25 µs for this century's instants, and the 0.5 µs added keeps a whole millisecond from
         -- flooring to the one before it while no microsecond count (≤ 999 µs past it) reaches the
-        -- next. extract(epoch …), exact, is numeric arithmetic: 0.4 µs more per run.
+        -- next. extract(epoch …), exact, is numeric arithmetic and costs more per run.
         '[' || string_agg(concat_ws(',', c.run_id, c.schedule_id, floor(date_part('epoch', c.scheduled_for) * 1000 + 0.0005)::bigint, c.attempts), ',') || ']' AS numbers,
         string_agg(c.tid::text, ';') AS tids,
         json_agg(c.schedule_name)::text AS names
