@@ -196,7 +196,7 @@ async function main() {
       heartbeatHot: sk.heartbeatHot,
       peers: peers ? { sideBySide: sideBySide(sk.spike, peers), ...peers } : null,
       // The two-handler split beside the plain spike: its share of the same ceiling, and how many
-      // of its runs the every-partition claim took.
+      // of its runs were started outside their holder's partitions (in sweep partitions).
       split: split
         ? {
             handlers: 2,

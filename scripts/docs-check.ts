@@ -59,6 +59,23 @@ function forEachProseLine(markdown: string, fn: (text: string, line: number) => 
   });
 }
 
+/**
+ * "`name` in `path`" outside fenced code blocks: the manual saying where a function, constant or
+ * type is defined (`sweptHandlers` in `lib/runs/claim/index.ts`), with their line numbers. A name
+ * is one identifier, optionally written as a call (`claimPlain()`).
+ */
+export function namesInFilesIn(markdown: string): { name: string; target: string; line: number }[] {
+  // The prose with fenced blocks blanked (line numbers kept), so a phrase wrapped onto the next line is found.
+  const lines = markdown.split("\n").map(() => "");
+  forEachProseLine(markdown, (text, line) => (lines[line - 1] = text));
+  const prose = lines.join("\n");
+  return [...prose.matchAll(/`([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?`\s+in\s+`([^`\n]+)`/g)].map((m) => ({
+    name: m[1],
+    target: m[2].trim(),
+    line: prose.slice(0, m.index).split("\n").length,
+  }));
+}
+
 /** The anchor GitHub gives a heading: lower case, punctuation dropped, spaces as hyphens. */
 export function headingSlug(heading: string): string {
   return heading
@@ -149,6 +166,13 @@ export function checkManualFile(root: string, file: string, repoFiles: readonly 
     if (p === null || packages.has(span)) continue;
     const found = p.includes("/") ? exists(p.replace(/\/$/, "")) : basenames.has(p);
     if (!found) problems.push({ file, line, what: `\`${span}\` names ${p}, which is not in the repository` });
+  }
+
+  // A name said to be in a file must still be there: a renamed or removed function breaks the build.
+  for (const { name, target, line } of namesInFilesIn(text)) {
+    const p = pathInSpan(target, topLevel)?.replace(/\/$/, "");
+    if (!p || !files.has(p)) continue; // not a path, or a missing one (reported above)
+    if (!new RegExp(`\\b${name}\\b`).test(fs.readFileSync(path.join(root, p), "utf8"))) problems.push({ file, line, what: `\`${name}\` in \`${target}\`: ${p} has no ${name}` });
   }
   return problems;
 }

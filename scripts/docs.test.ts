@@ -97,6 +97,16 @@ describe("the manual's checker", () => {
     expect(problemsOf("```sh\ncat lib/nothing/here.ts\n```\n")).toEqual([]);
   });
 
+  it("reports a name said to be in a file that no longer has it", () => {
+    write("lib/runs/claim/plain.ts", "export function claimPlain() {}\n");
+    expect(problemsOf("The claim (`claimPlain` in `lib/runs/claim/plain.ts`, also `claimPlain()` in `lib/runs/claim/plain.ts`).")).toEqual([]);
+    expect(problemsOf("The sweep (`sweepUnheld` in `lib/runs/claim/plain.ts`).")).toEqual(["`sweepUnheld` in `lib/runs/claim/plain.ts`: lib/runs/claim/plain.ts has no sweepUnheld"]);
+    // Wrapped onto the next line, as prose is.
+    expect(problemsOf("Reached by the sweep (`sweepUnheld` in\n`lib/runs/claim/plain.ts`).").map((p) => p.split(":")[0])).toEqual(["`sweepUnheld` in `lib/runs/claim/plain.ts`"]);
+    // A prefix of a name is not the name.
+    expect(problemsOf("`claim` in `lib/runs/claim/plain.ts`")).toHaveLength(1);
+  });
+
   it("makes the anchors GitHub makes", () => {
     expect(headingSlug("The hot path's shape")).toBe("the-hot-paths-shape");
     expect(headingSlug("Retries, backoff and dead runs")).toBe("retries-backoff-and-dead-runs");

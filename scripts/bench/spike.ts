@@ -49,9 +49,9 @@ export type SpikeReport = {
     byWorker: { worker: string; runs: number; firstStartSeconds: number; lastStartSeconds: number }[];
     attemptsRows: number; attemptTableRows: number; peakWorkerRssMb: number[]; startupPeakWorkerRssMb: number[]; databaseSizeMb: number;
     /**
-     * Runs started by a worker that did not hold their partition when the spike drained: taken by
-     * the claim that sweeps every partition (once per poll interval, for runs of handlers the
-     * partition's holder does not serve) or by a worker claiming in an orphaned partition.
+     * Runs started by a worker that did not hold their partition when the spike drained: taken in
+     * its sweep partitions (lib/partitions/sweep.ts: runs of handlers the partition's holder does
+     * not serve), in a partition that changed hands, or in an orphaned one.
      */
     sweptRuns: number };
   /** Seconds and runs/s from the first start to the last finish; firstStartAfterSeconds and the *FromDue pair count from the due instant. */
