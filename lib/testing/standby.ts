@@ -10,6 +10,7 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { portIsFree, startEmbeddedPostgres } from "../db/embedded";
+import { waitUntil } from "./wait";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,15 +61,6 @@ export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T
     return await fn(c);
   } finally {
     await c.end().catch(() => {});
-  }
-}
-
-async function waitFor(what: string, timeoutMs: number, test: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await test().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`standby: ${what} did not happen in ${timeoutMs} ms`);
-    await sleep(200);
   }
 }
 
@@ -157,7 +149,8 @@ export async function startStandby(
   const start = async () => {
     pgCtl(bin, pgdata, ["start", "-w", "-t", "60", "-l", logFile, "-o", options]);
     await waitAccepting(url, 60_000);
-    await waitFor("streaming", 30_000, async () => (await syncState(primary.url, appName)) !== null);
+    // A failed look (the primary busy restarting its WAL sender) is a "not yet", not an error.
+    await waitUntil(() => syncState(primary.url, appName).then((s) => s !== null, () => false), 30_000, "the standby to stream", 200);
   };
   await start();
   if (opts.synchronous) {
@@ -165,7 +158,7 @@ export async function startStandby(
       await c.query(`ALTER SYSTEM SET synchronous_standby_names = '${appName}'`);
       await c.query("SELECT pg_reload_conf()");
     });
-    await waitFor("synchronous replication", 30_000, async () => (await syncState(primary.url, appName)) === "sync");
+    await waitUntil(() => syncState(primary.url, appName).then((s) => s === "sync", () => false), 30_000, "synchronous replication", 200);
   }
   opts.log?.(`standby on port ${port} streaming from ${primaryUrl.port} (${(await syncState(primary.url, appName)) ?? "?"})`);
   const halt = () => {

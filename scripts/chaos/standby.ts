@@ -14,6 +14,7 @@ import type { ChaosDatabase } from "./database";
 import type { ChaosProxy } from "./proxy";
 import { countLostAcks } from "./report";
 import { pgCtl, startStandby as startStreamingStandby, syncState as standbySyncState, withClient } from "../../lib/testing/standby";
+import { waitUntil } from "../../lib/testing/wait";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const APP_NAME = "chaos_standby";
@@ -45,15 +46,6 @@ export type FailoverEvent = {
   ackedBefore: number;
   lostAtPromotion: { kind: string; target: string; why: string }[];
 };
-
-async function waitFor(what: string, timeoutMs: number, test: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await test().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`standby: ${what} did not happen in ${timeoutMs} ms`);
-    await sleep(200);
-  }
-}
 
 /** The standby's sync_state on the primary (null when it is not connected). */
 const syncState = (primaryUrl: string) => standbySyncState(primaryUrl, APP_NAME);
@@ -127,7 +119,9 @@ export async function runFailover(d: {
   const calls = callsSoFar(d.api);
   const duringLag = { acked: d.api.calls.slice(lagFrom).filter((c) => c.acked).length, unanswered: d.api.pending.size };
   pgCtl(d.standby.bin, d.standby.pgdata, ["promote", "-w", "-t", "60"]);
-  await waitFor("promotion", 60_000, () => withClient(d.standby.url, async (c) => (await c.query("SELECT NOT pg_is_in_recovery() AS up")).rows[0].up === true));
+  // While it promotes, the standby may refuse connections: a failed look is a "not yet".
+  const promoted = () => withClient(d.standby.url, async (c) => (await c.query("SELECT NOT pg_is_in_recovery() AS up")).rows[0].up === true).catch(() => false);
+  await waitUntil(promoted, 60_000, "the standby's promotion", 200);
   const promoteMs = Date.now() - killedAt;
   // Nobody else can reach the new primary yet: what is here is what the failover kept.
   const check = new pg.Pool({ connectionString: d.standby.url, max: 2 });
