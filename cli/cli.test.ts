@@ -1,4 +1,5 @@
-// The `slotkeeper` CLI as a user runs it: a real child process (node --import tsx cli/main.ts)
+// The `slotkeeper` CLI as a user runs it: a real child process (node --import tsx cli/main.ts, and
+// once the package's bin, bin/slotkeeper.mjs)
 // talking over real HTTP to a server on 127.0.0.1 whose handler forwards each request to the
 // app's own route handlers, over a real test database. Answers are checked against the database,
 // read directly with SQL.
@@ -56,16 +57,21 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-/** Run the CLI; resolves with its exit code and output (never rejects on a non-zero exit). */
-function cli(args: string[], env: Record<string, string> = {}, stdin = ""): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Run node with these arguments from the repository; resolves with its exit code and output (never rejects on a non-zero exit). */
+function node(argv: string[], env: Record<string, string> = {}, stdin = ""): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("SLOTKEEPER_")));
-    const child = execFile(process.execPath, ["--import", "tsx", "cli/main.ts", ...args], { cwd: ROOT, env: { ...base, SLOTKEEPER_URL: url, ...env } as unknown as NodeJS.ProcessEnv, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
+    const child = execFile(process.execPath, argv, { cwd: ROOT, env: { ...base, SLOTKEEPER_URL: url, ...env } as unknown as NodeJS.ProcessEnv, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? -1) : 0, stdout, stderr });
     });
     child.stdin?.end(stdin);
   });
 }
+
+/** The CLI's program (cli/main.ts) as `node --import tsx` runs it. */
+const cli = (args: string[], env: Record<string, string> = {}, stdin = "") => node(["--import", "tsx", "cli/main.ts", ...args], env, stdin);
+/** The package's bin, bin/slotkeeper.mjs, as npx runs it: no --import, the bin loads tsx and the source itself. */
+const bin = (args: string[]) => node(["bin/slotkeeper.mjs", ...args]);
 
 const q = async <T>(text: string, values: unknown[] = []) => (await t.pool.query(text, values)).rows as T[];
 
@@ -267,5 +273,99 @@ describe("slotkeeper CLI", () => {
     const refused = await cli(["workers", "list"], { SLOTKEEPER_TOKEN: "skt_wrong" });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain("401 unauthorized");
+  });
+
+  it("gets a schedule's definition and resumes it, clearing the note and resume time", async () => {
+    const got = await cli(["schedules", "get", "held"]);
+    expect(got.code, got.stderr).toBe(0);
+    const [row] = await q<{ id: number; handler: string; paused_note: string; resume_at: Date; version: number }>("SELECT id, handler, paused_note, resume_at, version FROM schedules WHERE name = 'held'");
+    const lines = Object.fromEntries(got.stdout.trim().split("\n").map((l) => [l.slice(0, l.indexOf(":")), l.slice(l.indexOf(":") + 1).trim()]));
+    expect(lines).toMatchObject({ name: "held", handler: row.handler, timing: "every 300s", enabled: "false", "paused note": row.paused_note, "resumes at": row.resume_at.toISOString(), version: String(row.version) });
+    const json = JSON.parse((await cli(["--json", "schedules", "get", "held"])).stdout) as { schedule: { id: number; pausedNote: string; resumeAt: string } };
+    expect(json.schedule).toMatchObject({ id: row.id, pausedNote: row.paused_note, resumeAt: row.resume_at.toISOString() });
+
+    const resumed = await cli(["schedules", "resume", "held"]);
+    expect(resumed, resumed.stderr).toMatchObject({ code: 0, stdout: "resumed held\n" });
+    expect(await q("SELECT enabled, paused_note, resume_at FROM schedules WHERE name = 'held'")).toEqual([{ enabled: true, paused_note: null, resume_at: null }]);
+    expect(await q("SELECT actor FROM audit_log WHERE action = 'schedule.resume' AND target_id = 'held'")).toHaveLength(1);
+    expect((await cli(["schedules", "get", "no-such-schedule"])).code).toBe(1);
+  });
+
+  it("backfills a range, lists its runs, re-queues a dead one, and deletes the schedule keeping its history", async () => {
+    const filler = await makeSchedule(t.db, { name: "filler", everySeconds: 3600, enabled: false });
+    const [{ now }] = await q<{ now: Date }>("SELECT sk_now() AS now");
+    const hour = (n: number) => new Date((Math.floor(now.getTime() / 3600_000) + n) * 3600_000);
+    const dead = await makeRun(t.db, { scheduleId: filler.id, scheduledFor: hour(-3), state: "dead", attempts: 3, lastError: "boom" });
+
+    const filled = await cli(["schedules", "backfill", "filler", "--from", hour(-4).toISOString(), "--to", hour(-1).toISOString()]);
+    expect(filled, filled.stderr).toMatchObject({ code: 0, stdout: "4 slots, 1 already had a run: created 3\n" });
+    const runs = () => q<{ id: number; scheduled_for: Date; state: string; origin: string }>("SELECT id, scheduled_for, state::text, origin::text FROM runs WHERE schedule_id = $1 ORDER BY scheduled_for DESC", [filler.id]);
+    const made = await runs();
+    expect(made.map((r) => [r.scheduled_for.toISOString(), r.state, r.origin])).toEqual([
+      [hour(-1).toISOString(), "pending", "backfill"],
+      [hour(-2).toISOString(), "pending", "backfill"],
+      [hour(-3).toISOString(), "dead", "schedule"],
+      [hour(-4).toISOString(), "pending", "backfill"],
+    ]);
+
+    const listed = await cli(["runs", "list", "--schedule", "filler"]);
+    expect(listed.code, listed.stderr).toBe(0);
+    const [header, ...rows] = listed.stdout.trim().split("\n");
+    expect(header).toMatch(/^\s*ID\s+SCHEDULE\s+SLOT\s+STATE\s+ORIGIN\s+ATTEMPTS\s+WORKER\s+NOTE$/);
+    expect(rows.map((l) => l.trim().split(/\s+/).slice(0, 5))).toEqual(made.map((r) => [String(r.id), "filler", r.scheduled_for.toISOString(), r.state, r.origin]));
+    const deadOnly = JSON.parse((await cli(["--json", "runs", "list", "--schedule", "filler", "--state", "dead"])).stdout) as { runs: { id: number }[] };
+    expect(deadOnly.runs.map((r) => r.id)).toEqual([dead.id]);
+
+    const requeued = await cli(["runs", "requeue", String(dead.id)]);
+    expect(requeued, requeued.stderr).toMatchObject({ code: 0, stdout: `run ${dead.id} re-queued\n` });
+    expect(await q("SELECT r.state::text, r.attempts, q.state::text AS queued FROM runs r JOIN run_queue q ON q.run_id = r.id WHERE r.id = $1", [dead.id])).toEqual([{ state: "pending", attempts: 3, queued: "pending" }]);
+    const twice = await cli(["runs", "requeue", String(dead.id)]);
+    expect(twice.code).toBe(1);
+    expect(twice.stderr).toContain("409 conflict");
+
+    const deleted = await cli(["schedules", "delete", "filler"]);
+    expect(deleted, deleted.stderr).toMatchObject({ code: 0, stdout: "deleted filler (history kept)\n" });
+    expect(await q("SELECT deleted_at IS NOT NULL AS deleted FROM schedules WHERE id = $1", [filler.id])).toEqual([{ deleted: true }]);
+    // Every run is still there; the ones that were waiting are withdrawn as skipped (deleted).
+    expect((await runs()).map((r) => [r.id, r.state])).toEqual(made.map((r) => [r.id, "skipped"]));
+    const history = JSON.parse((await cli(["--json", "runs", "list", "--schedule", "filler"])).stdout) as { runs: { id: number }[] };
+    expect(history.runs.map((r) => r.id)).toEqual(made.map((r) => r.id));
+    expect((await cli(["runs", "get", String(dead.id)])).stdout).toMatch(/^schedule:\s+filler \(deleted\)$/m);
+    expect((await cli(["schedules", "get", "filler"])).code).toBe(1);
+  });
+
+  it("makes a token that expires when asked, and tokens list shows when it was last used", async () => {
+    const [{ now }] = await q<{ now: Date }>("SELECT sk_now() AS now");
+    const expires = new Date(now.getTime() + 7 * 86400_000).toISOString();
+    const made = await cli(["--json", "tokens", "create", "nightly-bot", "--scope", "read", "--expires", expires]);
+    expect(made.code, made.stderr).toBe(0);
+    const { token, tokenInfo } = JSON.parse(made.stdout) as { token: string; tokenInfo: { id: number } };
+    const stored = () => q<{ expires_at: Date; last_used_at: Date | null }>("SELECT expires_at, last_used_at FROM api_tokens WHERE id = $1", [tokenInfo.id]);
+    expect(await stored()).toEqual([{ expires_at: new Date(expires), last_used_at: null }]);
+
+    /** The token's row of `tokens list`, cell by column (cells are cut at the next header's start). */
+    const listedRow = async () => {
+      const [header, ...lines] = (await cli(["tokens", "list"])).stdout.trimEnd().split("\n");
+      const starts = ["NAME", "SCOPE", "TAGS", "EXPIRES", "LAST USED", "STATUS"].map((h) => header.indexOf(h));
+      const line = lines.find((l) => l.slice(starts[0]).startsWith("nightly-bot "))!;
+      return Object.fromEntries(["name", "scope", "tags", "expires", "lastUsed", "status"].map((k, i) => [k, line.slice(starts[i], starts[i + 1]).trim()]));
+    };
+    expect(await listedRow()).toEqual({ name: "nightly-bot", scope: "read", tags: "-", expires, lastUsed: "-", status: "active" });
+
+    expect((await cli(["schedules", "list"], { SLOTKEEPER_TOKEN: token })).code).toBe(0);
+    const [{ last_used_at }] = await stored();
+    expect(last_used_at).not.toBeNull();
+    expect(await listedRow()).toMatchObject({ expires, lastUsed: last_used_at!.toISOString(), status: "active" });
+  });
+
+  it("runs as the package's bin, bin/slotkeeper.mjs, with the same answers and exit codes", async () => {
+    const got = await bin(["--json", "schedules", "get", "nightly"]);
+    expect(got.code, got.stderr).toBe(0);
+    const [row] = await q<{ id: number; enabled: boolean; version: number }>("SELECT id, enabled, version FROM schedules WHERE name = 'nightly'");
+    expect((JSON.parse(got.stdout) as { schedule: unknown }).schedule).toMatchObject({ name: "nightly", ...row });
+    const refused = await bin(["schedules", "get", "no-such-schedule"]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("404 not_found");
+    expect((await bin(["runs", "get", "abc"])).code).toBe(2);
   });
 });
