@@ -7,6 +7,28 @@ import { TAKE_LEASE } from "./take-lease";
 import { skipTooLateRuns, TOO_LATE } from "./too-late";
 
 /**
+ * What both plain claims do with the rows their `due` CTE locked (ctid, run_id, attempts,
+ * latest_start_at): take the lease on each one not past its max lateness, answer each one past it
+ * as a refused group (state pending, its id and tid) for claimPlain to record, and decode the lot
+ * into the claim's answer.
+ */
+const TAKE_DUE = sql`
+    taken AS (
+      UPDATE run_queue q SET ${TAKE_LEASE}
+      -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
+      -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
+      -- seq-scanned the table.
+      WHERE q.ctid = ANY(ARRAY(SELECT q.ctid FROM due q WHERE NOT ${TOO_LATE}))
+      RETURNING ${RETURNING}
+    ),
+    claimed AS (
+      SELECT * FROM taken
+      UNION ALL
+      SELECT q.run_id, NULL, NULL, NULL, q.ctid, NULL, NULL, NULL, NULL, NULL, 'pending' FROM due q WHERE ${TOO_LATE}
+    )
+    ${CLAIMED}`;
+
+/**
  * The claim of the top of the hour: due pending runs of one partition (or all, with null) whose
  * schedule allows overlap, locked in due order and turned into running queue rows (token + 1,
  * lease). One row rewritten with one index entry (run_queue_running_idx), and nothing else read:
@@ -35,20 +57,7 @@ const claimPlainIn = (inPartition: SQL, opts?: { scanAllowed: string }) =>
       LIMIT ${sql.placeholder("limit")}
       FOR UPDATE SKIP LOCKED
     ),
-    taken AS (
-      UPDATE run_queue q SET ${TAKE_LEASE}
-      -- ctid = ANY(ARRAY(…)) fetches the locked rows where the lock found them (a TID scan, no index
-      -- descent: locked rows cannot move). With a join on the CTE the planner guessed ~100 rows and
-      -- seq-scanned the table.
-      WHERE q.ctid = ANY(ARRAY(SELECT q.ctid FROM due q WHERE NOT ${TOO_LATE}))
-      RETURNING ${RETURNING}
-    ),
-    claimed AS (
-      SELECT * FROM taken
-      UNION ALL
-      SELECT q.run_id, NULL, NULL, NULL, q.ctid, NULL, NULL, NULL, NULL, NULL, 'pending' FROM due q WHERE ${TOO_LATE}
-    )
-    ${CLAIMED}`, opts);
+    ${TAKE_DUE}`, opts);
 const CLAIM_IN_PARTITION = claimPlainIn(sql`AND q.partition = ${sql.placeholder("partition")}::int`);
 
 /**
@@ -77,17 +86,7 @@ const CLAIM_IN_PARTITION_BY_HANDLER = prepare("sk_claim_handlers", sql`
       ORDER BY x.run_after
       LIMIT ${sql.placeholder("limit")}
     ),
-    taken AS (
-      UPDATE run_queue q SET ${TAKE_LEASE}
-      WHERE q.ctid = ANY(ARRAY(SELECT q.ctid FROM due q WHERE NOT ${TOO_LATE}))
-      RETURNING ${RETURNING}
-    ),
-    claimed AS (
-      SELECT * FROM taken
-      UNION ALL
-      SELECT q.run_id, NULL, NULL, NULL, q.ctid, NULL, NULL, NULL, NULL, NULL, 'pending' FROM due q WHERE ${TOO_LATE}
-    )
-    ${CLAIMED}`);
+    ${TAKE_DUE}`);
 // Due order across every partition cannot come from the (partition, run_after) index: this one
 // reads and sorts the due rows. Only tests and tools claim without partitions; a worker always
 // claims in the partitions it holds.
