@@ -11,6 +11,8 @@ import os from "node:os";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fetchJson } from "@/lib/client/api";
+import { createClient, SlotkeeperApiError } from "@/lib/client/slotkeeper-client";
 import { setupTestDatabase } from "@/lib/testing/db";
 import { makeRun, makeSchedule } from "@/lib/testing/factories";
 
@@ -151,6 +153,16 @@ describe("slotkeeper CLI", () => {
     expect((await cli(["schedules", "frobnicate"])).code).toBe(2);
     expect((await cli(["schedules", "backfill", "nightly"])).code).toBe(2); // --from and --to are required
     expect((await cli(["--help"])).code).toBe(0);
+  });
+
+  it("the console's fetch and the typed client reject a refusal with the one SlotkeeperApiError, status, code and field", async () => {
+    const range = { from: "yesterday", to: "2030-01-01T00:00:00Z" };
+    const viaConsole: unknown = await fetchJson(`${url}/api/schedules/nightly/backfill`, { method: "POST", json: range }).catch((e: unknown) => e);
+    const viaClient: unknown = await createClient({ url }).backfill("nightly", range).catch((e: unknown) => e);
+    for (const err of [viaConsole, viaClient]) {
+      expect(err).toBeInstanceOf(SlotkeeperApiError);
+      expect(err).toMatchObject({ name: "SlotkeeperApiError", status: 400, code: "validation", field: "from" });
+    }
   });
 
   it("plans, applies, re-applies and prunes a schedules file, and exports one that applies unchanged", async () => {

@@ -1,7 +1,8 @@
 "use client";
 
 import { useState, type FormEvent } from "react";
-import { ApiError, fetchJson } from "@/lib/client/api";
+import { fetchJson } from "@/lib/client/api";
+import { SlotkeeperApiError } from "@/lib/client/api-error";
 
 /** Only a path on this console may be the target after sign-in (no open redirect). */
 function safeNext(next: string | undefined): string {
@@ -48,7 +49,7 @@ export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boole
       // A full load, so every cached query is fetched again as the new user.
       window.location.assign(safeNext(next));
     } catch (err) {
-      setError(err instanceof ApiError ? err.message : "could not sign in");
+      setError(err instanceof SlotkeeperApiError ? err.message : "could not sign in");
       setBusy(false);
     }
   };

@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { ApiError } from "@/lib/client/api";
+import { SlotkeeperApiError } from "@/lib/client/api-error";
 import { useIsAdmin, useMe } from "@/lib/client/me";
 import { changeOwnPassword, createPerson, peopleKey, peopleQuery, updatePerson, type PersonView } from "@/lib/client/people";
 import { Button } from "./ui/button";
@@ -16,7 +16,7 @@ const ROLE_HELP: Record<PersonView["role"], string> = {
 };
 
 const field = "mt-1 block rounded-md border border-slate-300 px-2 py-1 text-sm";
-const message = (err: unknown, fallback: string) => (err instanceof ApiError ? err.message : fallback);
+const message = (err: unknown, fallback: string) => (err instanceof SlotkeeperApiError ? err.message : fallback);
 
 /** One person's row: role select, disable / enable, and a password reset that opens inline. */
 function PersonRow({ person, self }: { person: PersonView; self: boolean }) {

@@ -3,7 +3,7 @@
 import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { ApiError } from "@/lib/client/api";
+import { SlotkeeperApiError } from "@/lib/client/api-error";
 import { overviewKey } from "@/lib/client/overview";
 import { DEFAULT_VALUES, toBody, valuesFromSchedule, type FieldErrors, type FormValues } from "@/lib/client/schedule-form-values";
 import { createSchedule, handlersQuery, patchSchedule, scheduleKey, scheduleQuery, schedulesKey, timingPreviewQuery, type Schedule } from "@/lib/client/schedules";
@@ -25,7 +25,7 @@ function PreviewContainer({ values }: { values: FormValues }) {
 }
 
 function toFieldErrors(err: unknown): FieldErrors {
-  if (err instanceof ApiError) return { [err.field ?? "form"]: err.message };
+  if (err instanceof SlotkeeperApiError) return { [err.field ?? "form"]: err.message };
   return { form: err instanceof Error ? err.message : String(err) };
 }
 
@@ -46,7 +46,7 @@ export function ScheduleEditor({ name }: { name?: string }) {
   const save = useMutation({
     mutationFn: async ({ values, schedule }: { values: FormValues; schedule?: Schedule }) => {
       const body = toBody(values, mode);
-      if (!body) throw new ApiError("payload is not valid JSON", 400, "validation", "payload");
+      if (!body) throw new SlotkeeperApiError("payload is not valid JSON", 400, "validation", "payload");
       const target = saved?.schedule ?? schedule;
       return target ? patchSchedule(target.name, { ...body, version: target.version }) : createSchedule(body);
     },
@@ -65,7 +65,7 @@ export function ScheduleEditor({ name }: { name?: string }) {
       router.push(`/schedules/${encodeURIComponent(savedName)}`);
     },
     onError: (err) => {
-      if (err instanceof ApiError && err.status === 409 && mode === "edit" && err.field !== "name") setConflict(true);
+      if (err instanceof SlotkeeperApiError && err.status === 409 && mode === "edit" && err.field !== "name") setConflict(true);
       else setServerErrors(toFieldErrors(err));
     },
   });

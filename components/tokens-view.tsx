@@ -2,7 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState, type FormEvent } from "react";
-import { ApiError } from "@/lib/client/api";
+import { SlotkeeperApiError } from "@/lib/client/api-error";
 import { useIsAdmin, useMe } from "@/lib/client/me";
 import { createToken, revokeToken, tokensKey, tokensQuery, type TokenView } from "@/lib/client/tokens";
 import { Button } from "./ui/button";
@@ -93,7 +93,7 @@ export function TokensView() {
           Create token
         </Button>
         <p className="basis-full text-xs text-slate-500">{SCOPE_HELP[scope]}. A tag-restricted token sees and changes only schedules with one of its tags, and their runs.</p>
-        {create.error ? <p role="alert" data-testid="token-error" className="text-sm text-red-700">{create.error instanceof ApiError ? create.error.message : "could not create the token"}</p> : null}
+        {create.error ? <p role="alert" data-testid="token-error" className="text-sm text-red-700">{create.error instanceof SlotkeeperApiError ? create.error.message : "could not create the token"}</p> : null}
       </form>
       {secret ? (
         <div role="status" data-testid="token-secret-box" className="mb-6 rounded-lg border border-emerald-300 bg-emerald-50 p-4 text-sm">

@@ -1,16 +1,6 @@
-/** An API error as the console shows it: the message, and the field it names if any. */
-export class ApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code: string,
-    readonly field?: string,
-  ) {
-    super(message);
-  }
-}
+import { SlotkeeperApiError } from "./api-error";
 
-/** Fetch JSON from the API, turning its error shape into an ApiError. */
+/** Fetch JSON from the API, turning its error shape into a SlotkeeperApiError. */
 export async function fetchJson<T>(url: string, init: RequestInit & { json?: unknown } = {}): Promise<T> {
   const { json, ...rest } = init;
   const res = await fetch(url, {
@@ -28,7 +18,7 @@ export async function fetchJson<T>(url: string, init: RequestInit & { json?: unk
       window.location.assign(`/login?next=${encodeURIComponent(window.location.pathname + window.location.search)}`);
     }
     const e = body?.error;
-    throw new ApiError(e?.message ?? `request failed with ${res.status}`, res.status, e?.code ?? "http", e?.field);
+    throw new SlotkeeperApiError(e?.message ?? `request failed with ${res.status}`, res.status, e?.code ?? "http", e?.field);
   }
   return body as T;
 }

@@ -22,6 +22,9 @@ import type { z } from "zod";
 import type { backfillAnswerSchema } from "../schedules/backfill";
 import type { manualRunSchema } from "../api/answers";
 import type { OperatorSkipResult } from "../runs/operator-skip";
+import { SlotkeeperApiError } from "./api-error";
+
+export { SlotkeeperApiError };
 
 export type { ScheduleCreateInput, SchedulePatch, RunDetail, RunPage, ScheduleView, WorkerView, HandlerListing, PlanSummary, ScheduleDocument, BulkRunsResult, BulkSchedulesResult, PersonView, TokenView };
 /** A schedules file: its YAML or JSON text, or the parsed `{ schedules: [...] }`. */
@@ -61,19 +64,6 @@ export type ScheduleQuery = {
   timing?: "cron" | "interval";
   sort?: "name" | "nextDue" | "lastSuccess" | "status";
 };
-
-/** The API's error answer (`{ "error": { code, message, field } }`) as an exception. */
-export class SlotkeeperApiError extends Error {
-  constructor(
-    message: string,
-    readonly status: number,
-    readonly code: string,
-    readonly field?: string,
-  ) {
-    super(message);
-    this.name = "SlotkeeperApiError";
-  }
-}
 
 export type ClientOptions = {
   /** The console's address; defaults to SLOTKEEPER_URL, then http://localhost:3000. */
