@@ -1,28 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { getRunDetail } from "../lib/runs/history";
 import { setupTestDatabase } from "../lib/testing/db";
 import { makeRuns, makeSchedule, RUNS_BY_HAND, slots } from "../lib/testing/factories";
-import { startReceiver } from "../lib/testing/receiver";
+import { handlerWorkers } from "../lib/testing/handler-workers";
 import { readRun, waitForRun } from "../lib/testing/runs";
-import { startWorkers } from "../lib/testing/spawn";
 
 // Routing with real worker processes: two workers with different handler sets (custom handlers,
 // no built-ins: lib/testing/handler-worker.ts). The witness is the receiver each handler calls,
 // outside the product: it records which process ran which run.
 const T0 = new Date("2030-01-01T10:00:00Z");
 const t = setupTestDatabase({ clock: T0 });
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
-
-const SCRIPT = "lib/testing/handler-worker.ts";
-const start = (id: string, handlers: string) => startWorkers(t.url, [id], { SK_TEST_HANDLERS: handlers, SK_TEST_RECEIVER: receiver.url }, { script: SCRIPT });
-type Call = { handler: string; workerId: string; runId: number };
-const calls = () => receiver.received.map((r) => r.body as Call);
+const { start, calls } = handlerWorkers(t);
 
 describe("routing on real workers", () => {
   it("sends every run to a worker serving its handler; an unserved one waits pending, attempts 0, until a worker with it starts", async () => {

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { getRunDetail } from "../lib/runs/history";
 import { advanceClock, dbNow, runClockFrom } from "../lib/testing/clock";
 import { setupTestDatabase } from "../lib/testing/db";
 import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../lib/testing/factories";
-import { startReceiver } from "../lib/testing/receiver";
+import { handlerWorkers } from "../lib/testing/handler-workers";
 import { readRun, waitForRun } from "../lib/testing/runs";
-import { startWorkers, type WorkerProcess } from "../lib/testing/spawn";
+import type { WorkerProcess } from "../lib/testing/spawn";
 import { waitUntil } from "../lib/testing/wait";
 import { WORKER_ALIVE_SECONDS } from "../lib/workers/liveness";
 
@@ -22,19 +22,7 @@ const BATCH = 10;
 const POLL_MS = 5000;
 const LATE_BOUND_S = 12;
 const t = setupTestDatabase({ clock: T0 });
-let receiver: Awaited<ReturnType<typeof startReceiver>>;
-beforeAll(async () => {
-  receiver = await startReceiver();
-});
-afterAll(async () => {
-  await receiver?.close();
-});
-
-const SCRIPT = "lib/testing/handler-worker.ts";
-const ENV = { SLOTKEEPER_CLAIM_BATCH: String(BATCH), SLOTKEEPER_POLL_INTERVAL_MS: String(POLL_MS), SLOTKEEPER_PARTITIONS: String(PARTITIONS) };
-const start = async (id: string, handler: string) => (await startWorkers(t.url, [id], { ...ENV, SK_TEST_HANDLERS: handler, SK_TEST_RECEIVER: receiver.url }, { script: SCRIPT }))[0];
-type Call = { handler: string; workerId: string; runId: number };
-const calls = () => receiver.received.map((r) => r.body as Call);
+const { start, calls } = handlerWorkers(t, { env: { SLOTKEEPER_CLAIM_BATCH: String(BATCH), SLOTKEEPER_POLL_INTERVAL_MS: String(POLL_MS), SLOTKEEPER_PARTITIONS: String(PARTITIONS) } });
 const SERVES: Record<string, string> = { wa: "alpha", wb: "beta" };
 
 /** Runs of each handler, PER_PARTITION in every partition, due at `at`. */
