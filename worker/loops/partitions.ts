@@ -31,7 +31,7 @@ export type PartitionsLoopOptions = {
 };
 
 export type PartitionsLoop = {
-  /** Partitions this worker may tick and claim in right now ([] until the first pass, or once a renewal is overdue). */
+  /** Partitions this worker may tick and claim in right now ([] until the first pass, or once the last renewal's lease is near its end). */
   held: () => number[];
   /**
    * Partitions nobody has renewed for PARTITION_ORPHANED_AFTER_SECONDS, as of the last pass (never
@@ -52,7 +52,13 @@ export type PartitionsLoop = {
 /**
  * Hold a fair share of partition leases: acquire on start, renew every second, and answer `held()`
  * from the last successful pass only while its lease is safely unexpired on the monotonic clock.
- * A failed renewal empties the set at once: the worker stops ticking and claiming there.
+ *
+ * A failed renewal (a cut connection, a statement timeout) changes nothing: what the last
+ * successful pass held stays in use until that lease's safe end. The leases are still this
+ * worker's in the database, so nobody else would claim there before they expire or are seen
+ * orphaned (3 s without a renewal); dropping them at the first error left their due runs waiting
+ * for that. Holding a partition decides only who ticks and claims where: the unique slot key,
+ * SKIP LOCKED and the fencing token keep a run single however many workers claim in a partition.
  */
 export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop {
   const leaseSeconds = opts.leaseSeconds ?? PARTITION_LEASE_SECONDS_DEFAULT;
@@ -90,18 +96,7 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
       countApplied = true;
     }
     const sentAt = performance.now();
-    let result;
-    try {
-      result = await acquirePartitions(opts.db, { workerId: opts.workerId, leaseSeconds });
-    } catch (err) {
-      // We cannot know whether we still hold anything: stop using every partition now.
-      current = [];
-      orphans = [];
-      sweep = [];
-      usableUntil = 0;
-      opts.onChange?.(current);
-      throw err;
-    }
+    const result = await acquirePartitions(opts.db, { workerId: opts.workerId, leaseSeconds });
     const sweepBefore = sweep.map((p) => `${p.partition}:${p.handlers}:${p.queues}`).join(" ");
     // What the holders of the others lack: a failure here keeps the leases just renewed in use.
     sweep = await listSweepPartitions(opts.db, opts.workerId, result.partitions).catch((err) => {
