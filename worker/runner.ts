@@ -295,6 +295,8 @@ export function createRunner(o: RunnerOptions) {
       if (checkExclusive) lastExclusiveAt = sentAt;
       const partitions = o.partitions();
       await settler?.before(partitions);
+      const settledAt = performance.now();
+      const sweep = o.sweep?.() ?? null;
       const { claimed, settled, exclusiveFound } = await claimRunsDetailed(o.db, {
         workerId: o.workerId,
         partitions,
@@ -307,12 +309,17 @@ export function createRunner(o: RunnerOptions) {
         // Routing: with slots left after its own partitions, on every pass (a run there is as due
         // as one of its own; an idle pass costs a probe per sweep partition, and there are none
         // where every worker serves alike).
-        sweep: o.sweep?.() ?? null,
+        sweep,
       });
       settler?.claimed(partitions);
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;
       o.metrics?.claimPass(claimed.length, settled.map((s) => s.state));
       for (const s of settled) o.log.info({ event: `run:claim:${s.state}`, runId: s.id, workerId: o.workerId });
+      // Where a pass spent its time and what it asked for: debug only, it is one line per poll.
+      if (o.log.isLevelEnabled("debug")) {
+        const now = performance.now();
+        o.log.debug({ event: "run:claim:pass", partitions, sweep: sweep?.map((p) => p.partition), limit, claimed: claimed.map((r) => r.id), settleMs: Math.round(settledAt - sentAt), claimMs: Math.round(now - settledAt) });
+      }
       for (const run of claimed) start(run, sentAt);
       const full = claimed.length + settled.length >= limit;
       if (full) lastFullClaimAt = performance.now();
