@@ -10,7 +10,7 @@ import path from "node:path";
 import pg from "pg";
 import { createApiClient } from "./chaos/api";
 import { killConsoleAt, checkWholeChanges, superviseConsole, type ConsoleKill, type ConsoleSupervisor } from "./chaos/console-faults";
-import { startChaosDatabase, type ChaosDatabase } from "./chaos/database";
+import { serverLogOf, startChaosDatabase, type ChaosDatabase } from "./chaos/database";
 import { runFaults } from "./chaos/faults";
 import type { OracleSchedule } from "./chaos/oracle";
 import { parseOptions } from "./chaos/options";
@@ -78,6 +78,10 @@ async function cleanup() {
   await monitorProxy?.close().catch(() => {});
   await monitor?.end().catch(() => {});
   await witness?.close().catch(() => {});
+  // The servers' own logs outlive their clusters, beside the processes' logs.
+  for (const [k, pgdata] of [db?.cluster?.pgdata, ...standbys.map((s) => s.pgdata)].entries()) {
+    if (pgdata && fs.existsSync(serverLogOf(pgdata))) fs.copyFileSync(serverLogOf(pgdata), path.join(o.logDir, k === 0 ? "postgres-primary.log" : `postgres-standby-${k}.log`));
+  }
   await db?.stop().catch(() => {});
   for (const s of standbys) await s.stop().catch(() => {});
 }
@@ -93,6 +97,23 @@ async function createSchedule(api: ReturnType<typeof createApiClient>, body: Sch
   throw new Error(`could not create schedule ${body.name}`);
 }
 
+/**
+ * Every run and attempt as the database has them at the end, beside the report: a failed check
+ * can then be traced to the rows it judged after the throwaway cluster is gone.
+ */
+async function dumpHistory(pool: pg.Pool, dir: string) {
+  const tables: [string, string][] = [
+    ["runs", "SELECT r.*, s.name AS schedule FROM runs r JOIN schedules s ON s.id = r.schedule_id ORDER BY r.id"],
+    ["attempts", "SELECT * FROM run_attempts ORDER BY run_id, attempt"],
+    ["audit", "SELECT * FROM audit_log ORDER BY id"],
+    ["claims", "SELECT * FROM chaos_claims ORDER BY at"],
+  ];
+  for (const [name, sql] of tables) {
+    const rows = (await pool.query(sql)).rows;
+    fs.writeFileSync(path.join(dir, `${name}.jsonl`), rows.map((r) => JSON.stringify(r)).join("\n") + "\n");
+  }
+}
+
 /** How long acknowledged API changes took to answer (ms). */
 function answerMs(calls: { acked: boolean; startedAt: number; endedAt: number }[]) {
   const ms = calls.filter((c) => c.acked).map((c) => c.endedAt - c.startedAt);
@@ -101,6 +122,14 @@ function answerMs(calls: { acked: boolean; startedAt: number; endedAt: number }[
 
 async function main() {
   const started = Date.now();
+  // This process carries every proxied connection: a stall of its event loop is a stall of the
+  // database as the workers see it, so it is logged.
+  let lastBeat = Date.now();
+  setInterval(() => {
+    const late = Date.now() - lastBeat - 100;
+    if (late > 500) log(`chaos: this process's event loop stalled ${late} ms`);
+    lastBeat = Date.now();
+  }, 100).unref();
   log(`chaos: seed ${o.seed}, ${o.workers} workers, ${o.schedules} schedules, ${o.minutes} min; logs in ${o.logDir}`);
   await ensureBuild(log);
   db = await startChaosDatabase();
@@ -314,6 +343,8 @@ async function main() {
       pool_exhaustions: report.figures.pool_exhaustion?.exhausted ?? 0,
       long_transactions: timed.longTransactions.length,
       clock_steps: timed.clockSteps.map((c) => c.stepMs),
+      // Each worker fault with its victim and times, so a failed check can be laid beside them.
+      events: faults.faults.map((f) => ({ kind: f.kind, worker: f.workerId, at: new Date(f.at).toISOString(), ...(f.until ? { until: new Date(f.until).toISOString() } : {}), runs_held: f.held.length })),
     },
     failover_recovery_seconds: failovers.length > 0 ? failovers.map((f) => f.recoverySeconds) : null,
     api_changes_half_applied: whole.half.length,
@@ -323,6 +354,7 @@ async function main() {
     examples: { ...report.examples, half_applied: whole.half.slice(0, 5), acked_without_record: whole.ackedWithoutRecord.slice(0, 5), lost_at_failover: failovers.flatMap((f) => f.lostAtPromotion).slice(0, 5) },
   };
   out.run.total_seconds = Math.round((Date.now() - started) / 1000);
+  await dumpHistory(monitor, o.logDir).catch((err) => log(`chaos: could not keep the run history: ${String(err)}`));
   fs.writeFileSync(path.join(o.logDir, "report.json"), JSON.stringify(out, null, 2));
   console.log(JSON.stringify(out, null, 2));
   return ok;

@@ -2,7 +2,7 @@
 // each worker a real process in its host reaching a PostgreSQL cluster of this test's own over its
 // own link (the cluster listens on the hosts' bridge). Oracles outside the worker: the runs and
 // attempts tables, the server's own view of where each connection comes from (pg_stat_activity),
-// and a trigger on the ledger (installLedgerWitness) that records every accepted effect.
+// and a trigger on the ledger (installWitnessTriggers) that records every accepted effect.
 // Needs root and `ip netns` (CI runs as root); without them it is skipped, saying why.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,7 +13,7 @@ import { createHosts, hostsUnavailable, startHostsDatabase, type Hosts, type Hos
 import { killWorkers, liveWorkers, startWorkers, type WorkerProcess } from "../lib/testing/spawn";
 import { waitUntil } from "../lib/testing/wait";
 import { WORKER_ALIVE_SECONDS } from "../lib/workers/liveness";
-import { installLedgerWitness } from "../scripts/chaos/database";
+import { installWitnessTriggers } from "../scripts/chaos/database";
 
 const POLL_MS = 200;
 const LEASE_SECONDS = 5;
@@ -151,7 +151,7 @@ describe.skipIf(why !== null)(why ? `workers on several hosts (skipped: ${why})`
     hosts = createHosts(3);
     try {
       db = await startHostsDatabase(hosts);
-      await installLedgerWitness(db.url);
+      await installWitnessTriggers(db.url);
       pool = new pg.Pool({ connectionString: db.url, max: 4 });
     } catch (err) {
       hosts.cleanup();

@@ -7,14 +7,18 @@ async function rows<T>(pool: pg.Pool, text: string, values: unknown[] = []): Pro
   return (await pool.query(text, values)).rows as T[];
 }
 
-/** Runs of the given schedules, for the oracle. */
+/**
+ * Runs of the given schedules, for the oracle; `firstStartedAt` is the lowest attempt's start on
+ * the database clock, which decides max lateness (the earliest stored time is not always the
+ * first: a clock step back makes later starts read earlier).
+ */
 export async function readRuns(pool: pg.Pool, scheduleIds: number[]) {
   return rows<{ id: number; scheduleId: number; scheduledFor: number; state: string; origin: string; skipReason: string | null; lastError: string | null; skippedUntil: number | null; firstStartedAt: number | null }>(
     pool,
     `SELECT id::int, schedule_id::int AS "scheduleId", (extract(epoch FROM scheduled_for) * 1000)::float8 AS "scheduledFor",
        state::text, origin::text, skip_reason::text AS "skipReason", last_error AS "lastError",
        (extract(epoch FROM skipped_until) * 1000)::float8 AS "skippedUntil",
-       (SELECT extract(epoch FROM min(a.started_at)) * 1000 FROM run_attempts a WHERE a.run_id = run_status.id)::float8 AS "firstStartedAt"
+       (SELECT extract(epoch FROM a.started_at) * 1000 FROM run_attempts a WHERE a.run_id = run_status.id ORDER BY a.attempt LIMIT 1)::float8 AS "firstStartedAt"
      FROM run_status WHERE schedule_id = ANY($1::bigint[])`,
     [scheduleIds],
   );
@@ -98,14 +102,13 @@ export async function readDuplicateStarts(pool: pg.Pool) {
   return { total, byPrevious, explainedByLeaseExpiry: byPrevious.lease_expired ?? 0, unexplained };
 }
 
-/** When the attempt after `attempt` of each run started (ms), for recovery times. */
+/** When the attempt after `attempt` of each run started (ms, the server's real clock), for recovery times. */
 export async function readTakeovers(pool: pg.Pool, held: { runId: number; attempt: number }[]) {
   if (held.length === 0) return new Map<string, { takeoverAt: number | null; finishedBy: string | null }>();
   const r = await rows<{ run_id: number; attempt: number; takeover_at: number | null; own_outcome: string | null }>(
     pool,
     `SELECT h.run_id::int, h.attempt::int,
-       coalesce((SELECT extract(epoch FROM n.started_at) * 1000 FROM run_attempts n WHERE n.run_id = h.run_id AND n.attempt = h.attempt + 1),
-                (SELECT extract(epoch FROM r.started_at) * 1000 FROM run_status r WHERE r.id = h.run_id AND r.attempts = h.attempt + 1))::float8 AS takeover_at,
+       chaos_claim_ms(h.run_id, h.attempt + 1) AS takeover_at,
        (SELECT a.outcome::text FROM run_attempts a WHERE a.run_id = h.run_id AND a.attempt = h.attempt) AS own_outcome
      FROM unnest($1::bigint[], $2::int[]) AS h(run_id, attempt)`,
     [held.map((h) => h.runId), held.map((h) => h.attempt)],
@@ -113,14 +116,19 @@ export async function readTakeovers(pool: pg.Pool, held: { runId: number; attemp
   return new Map(r.map((x) => [`${x.run_id}:${x.attempt}`, { takeoverAt: x.takeover_at, finishedBy: x.own_outcome }]));
 }
 
-/** Start lag of every run that started: first attempt's start minus due time (ms). */
-export async function readStartLags(pool: pg.Pool): Promise<{ lag: number; schedule: string; dueAt: number }[]> {
-  return rows<{ lag: number; schedule: string; dueAt: number }>(
+/**
+ * When each scheduled run first started: its lowest attempt's claim on the server's real clock
+ * (chaos_claims; see scripts/chaos/database.ts), and when it was due (on the database clock). The
+ * lowest attempt, not the earliest time: an attempt started while a forward clock step lasted
+ * stores a time up to a step ahead of one started after the step back.
+ */
+export async function readFirstStarts(pool: pg.Pool): Promise<{ runId: number; schedule: string; dueAt: number; startedAt: number }[]> {
+  return rows<{ runId: number; schedule: string; dueAt: number; startedAt: number }>(
     pool,
-    `SELECT (extract(epoch FROM min(a.started_at) - r.due_at) * 1000)::float8 AS lag, s.name AS schedule,
-       (extract(epoch FROM r.due_at) * 1000)::float8 AS "dueAt"
-     FROM runs r JOIN run_attempts a ON a.run_id = r.id JOIN schedules s ON s.id = r.schedule_id
-     WHERE r.origin <> 'manual' GROUP BY r.id, r.due_at, s.name`,
+    `SELECT r.id::int AS "runId", s.name AS schedule, (extract(epoch FROM r.due_at) * 1000)::float8 AS "dueAt",
+       chaos_claim_ms(r.id, (SELECT min(c.attempt) FROM chaos_claims c WHERE c.run_id = r.id)) AS "startedAt"
+     FROM runs r JOIN schedules s ON s.id = r.schedule_id
+     WHERE r.origin <> 'manual' AND EXISTS (SELECT 1 FROM chaos_claims c WHERE c.run_id = r.id)`,
   );
 }
 
@@ -142,12 +150,12 @@ export async function readRunCounters(pool: pg.Pool, ids: number[]) {
   return new Map(r.map((x) => [x.id, x]));
 }
 
-/** Every attempt of the given schedules' scheduled runs (ms), with the outcome of the one before it. */
+/** Every attempt of the given schedules' scheduled runs (ms; starts on the server's real clock), with the outcome of the one before it. */
 export async function readAttemptHistory(pool: pg.Pool, scheduleIds: number[]) {
   return rows<{ runId: number; scheduleId: number; scheduledFor: number; attempt: number; workerId: string; startedAt: number; finishedAt: number | null; outcome: string; previousOutcome: string | null }>(
     pool,
     `SELECT r.id::int AS "runId", r.schedule_id::int AS "scheduleId", (extract(epoch FROM r.scheduled_for) * 1000)::float8 AS "scheduledFor",
-       a.attempt, a.worker_id AS "workerId", (extract(epoch FROM a.started_at) * 1000)::float8 AS "startedAt",
+       a.attempt, a.worker_id AS "workerId", coalesce(chaos_claim_ms(a.run_id, a.attempt), (extract(epoch FROM a.started_at) * 1000)::float8) AS "startedAt",
        (extract(epoch FROM a.finished_at) * 1000)::float8 AS "finishedAt", a.outcome::text AS outcome,
        (SELECT p.outcome::text FROM run_attempts p WHERE p.run_id = r.id AND p.attempt = a.attempt - 1) AS "previousOutcome"
      FROM runs r JOIN run_attempts a ON a.run_id = r.id
@@ -156,21 +164,22 @@ export async function readAttemptHistory(pool: pg.Pool, scheduleIds: number[]) {
   );
 }
 
-/** Attempts that lost their lease (outcome lease_expired), on any schedule (ms). */
+/** Attempts that lost their lease (outcome lease_expired), on any schedule (ms: the start on the server's real clock, the expiry on the database's). */
 export async function readLeaseLosses(pool: pg.Pool) {
   return rows<{ runId: number; attempt: number; workerId: string; startedAt: number; finishedAt: number | null }>(
     pool,
-    `SELECT a.run_id::int AS "runId", a.attempt, a.worker_id AS "workerId", (extract(epoch FROM a.started_at) * 1000)::float8 AS "startedAt",
+    `SELECT a.run_id::int AS "runId", a.attempt, a.worker_id AS "workerId", coalesce(chaos_claim_ms(a.run_id, a.attempt), (extract(epoch FROM a.started_at) * 1000)::float8) AS "startedAt",
        (extract(epoch FROM a.finished_at) * 1000)::float8 AS "finishedAt"
      FROM attempts a WHERE a.outcome = 'lease_expired'`,
   );
 }
 
-/** Every ledger write the database accepted, as the harness's trigger recorded it (ms, server clock). */
+/** Every ledger write the database accepted, as the harness's trigger recorded it (ms, server clock), with the lease on the slot's run as it landed. */
 export async function readLedgerWrites(pool: pg.Pool) {
-  return rows<{ key: string; token: number; workerId: string; at: number }>(
+  return rows<{ key: string; token: number; workerId: string; at: number; holder: string | null; holderToken: number | null; leaseLive: boolean | null }>(
     pool,
-    `SELECT idempotency_key AS key, fencing_token AS token, worker_id AS "workerId", (extract(epoch FROM at) * 1000)::float8 AS at FROM chaos_ledger_writes`,
+    `SELECT idempotency_key AS key, fencing_token AS token, worker_id AS "workerId", (extract(epoch FROM at) * 1000)::float8 AS at,
+       holder, holder_token AS "holderToken", lease_live AS "leaseLive" FROM chaos_ledger_writes`,
   );
 }
 

@@ -42,7 +42,7 @@ export async function holdLongTransaction(url: string, until: number, log: (l: s
   return out;
 }
 
-/** Claim lateness (ms) of the slots due while a transaction was open (`lags` on the database clock). */
+/** Claim lateness (ms) of the slots that came due while a transaction was open (`dueAt` on the server's real clock). */
 export function lagsDuring(stretches: LongTransaction[], lags: { dueAt: number; lag: number }[], offsetMs: number) {
   const inside = lags.filter((l) => stretches.some((s) => l.dueAt >= s.from + offsetMs && l.dueAt <= s.to + offsetMs));
   return inside.map((l) => l.lag);

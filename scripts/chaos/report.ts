@@ -6,7 +6,7 @@ import type pg from "pg";
 import type { ApiCall } from "./api";
 import { createDb } from "../../lib/db/client";
 import { findQueueMismatches } from "../../lib/runs/queue-consistency";
-import { readAttemptHistory, readDuplicateStarts, readFencing, readLeaseLosses, readLedgerWrites, readLongRuns, readRunCounters, readRunHealth, readRuns, readSchedules, readStartLags, readTakeovers } from "./checks";
+import { readAttemptHistory, readDuplicateStarts, readFencing, readLeaseLosses, readLedgerWrites, readLongRuns, readRunCounters, readRunHealth, readRuns, readSchedules, readFirstStarts, readTakeovers } from "./checks";
 import type { FaultLog } from "./faults";
 import { checkSlots, type OracleSchedule } from "./oracle";
 import { checkTimed, type TimedSchedule } from "./timing-oracle";
@@ -113,8 +113,15 @@ export async function buildReport(i: ReportInput) {
   // So do the timing schedules' (paused, and run late on purpose by catch-up "all").
   const paused = new Set([...i.schedules.filter((s) => s.optionalWindows.length > 0).map((s) => s.name), ...timedList.map((s) => s.name)]);
   const allow = timedAllowances(i.timed, i.leaseMs, i.clockOffsetMs);
-  // Lags in real time: a forward clock step between a slot's due instant and its start is not a wait.
-  const lagRows = (await readStartLags(i.pool)).filter((l) => !paused.has(l.schedule)).map((l) => ({ ...l, lag: allow.realLag(l.dueAt, l.lag) }));
+  // Lags in real time: from the instant the database clock first read the slot's due time (a
+  // forward step makes the instants it skips due at once) to its lowest attempt's claim, on the
+  // server's real clock: a step is not a wait, and a step back does not make a wait shorter.
+  const lagRows = (await readFirstStarts(i.pool))
+    .filter((l) => !paused.has(l.schedule))
+    .map((l) => {
+      const dueReal = allow.dueReal(l.dueAt);
+      return { ...l, dueReal, lag: l.startedAt - dueReal };
+    });
   const lags = lagRows.map((l) => l.lag);
   const worstLags = [...lagRows].sort((a, b) => b.lag - a.lag).slice(0, 3).map((l) => ({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag) }));
 
@@ -131,23 +138,32 @@ export async function buildReport(i: ReportInput) {
   // reconnect back-off of the workers' loops (at most the outage again). Other samples keep the
   // plain bound.
   const outageEvents = [...i.faults.dbRestarts, ...(i.failovers ?? [])];
-  const outageExtraMs = (at: number) =>
-    outageEvents.reduce((sum, r) => (r.at < at + boundMs && r.at + r.tookMs > at ? sum + 2 * r.tookMs : sum), 0) + allow.recoveryExtraMs(at);
+  // A lease taken while a forward clock step lasted ends a step later in real time
+  // (recoveryExtraMs), and the takeover window it makes can reach an outage after it.
+  const outageExtraMs = (at: number) => {
+    const clockExtra = allow.recoveryExtraMs(at);
+    return outageEvents.reduce((sum, r) => (r.at < at + boundMs + clockExtra && r.at + r.tookMs > at ? sum + 2 * r.tookMs : sum), 0) + clockExtra;
+  };
   const recoveries: number[] = [];
   let overBound = 0;
   let overBoundPlusTolerance = 0;
   let duringOutage = 0;
   let finishedBeforeFault = 0;
   let unrecovered = 0;
+  const slowRecoveries: { run: number; attempt: number; fault: string; at: string; took_ms: number; allowed_ms: number }[] = [];
   for (const h of held) {
     const t = takeovers.get(`${h.runId}:${h.attempt}`);
     if (t?.takeoverAt) {
-      const took = t.takeoverAt - h.at;
+      // The takeover's claim on the server's real clock, the fault on this process's.
+      const took = t.takeoverAt - (h.at + i.clockOffsetMs);
       const extra = outageExtraMs(h.at);
       if (extra > 0) duringOutage++;
       recoveries.push(took);
       if (took > boundMs + extra) overBound++;
-      if (took > boundMs + extra + toleranceMs) overBoundPlusTolerance++;
+      if (took > boundMs + extra + toleranceMs) {
+        overBoundPlusTolerance++;
+        slowRecoveries.push({ run: h.runId, attempt: h.attempt, fault: h.kind, at: new Date(h.at).toISOString(), took_ms: Math.round(took), allowed_ms: boundMs + extra + toleranceMs });
+      }
     } else if (t?.finishedBy) finishedBeforeFault++;
     else unrecovered++;
   }
@@ -155,8 +171,12 @@ export async function buildReport(i: ReportInput) {
   const staleAccepted = fencing.stale_ledger_writes + fencing.stale_finishes;
 
   const off = i.clockOffsetMs;
-  // Crash windows on the database clock: down, back, and the workers' longest back-off after it.
-  const outages = outageEvents.map((r) => [r.at + off, r.at + off + r.tookMs + i.outageAllowanceMs] as const);
+  // Outage windows on the server's real clock: down, back, and the stated allowance after it. A
+  // forward step of the database clock is an outage of no length: every slot of the interval it
+  // skips comes due at once and every lease ends at once, as after an outage as long as the step
+  // (docs/faults.md), so it gets the same allowance.
+  const forwardSteps = (i.timed?.clockSteps ?? []).filter((c) => c.stepMs > 0).map((c) => ({ at: c.at, tookMs: 0 }));
+  const outages = [...outageEvents, ...forwardSteps].map((r) => [r.at + off, r.at + off + r.tookMs + i.outageAllowanceMs] as const);
   const inOutage = (t0: number, t1: number) => outages.some(([a, z]) => t0 <= z && t1 >= a);
 
   // The witness: requests that reached the outside world, against the attempts the database recorded.
@@ -178,12 +198,10 @@ export async function buildReport(i: ReportInput) {
   const startsOver: { schedule: string; due_at: string; lag_ms: number; seen_by: string }[] = [];
   let excludedForOutage = 0;
   let excludedBeforeWorkersUp = 0;
-  let excludedForClockStep = 0;
   const upAt = i.workersUpAt + off;
   for (const l of lagRows) {
-    if (l.dueAt < upAt) excludedBeforeWorkersUp++;
-    else if (allow.dueInSkippedInterval(l.dueAt)) excludedForClockStep++;
-    else if (inOutage(l.dueAt, l.dueAt + l.lag)) excludedForOutage++;
+    if (l.dueReal < upAt) excludedBeforeWorkersUp++;
+    else if (inOutage(l.dueReal, l.dueReal + l.lag)) excludedForOutage++;
     else if (l.lag > statedMs) startsOver.push({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag), seen_by: "database" });
   }
   // A first attempt whose lease expired (its worker killed, frozen, silenced or cut off: the lease
@@ -192,12 +210,13 @@ export async function buildReport(i: ReportInput) {
   let excludedFirstAttemptLost = 0;
   for (const r of requiredWitnessed) {
     const at = firstArrival.get(r.key);
-    if (at === undefined || r.slot < upAt || inOutage(r.slot, at) || allow.dueInSkippedInterval(r.slot)) continue;
-    if (firstLost.has(r.key) && at - r.slot > statedMs) {
+    const due = allow.dueReal(r.slot);
+    if (at === undefined || due < upAt || inOutage(due, at)) continue;
+    if (firstLost.has(r.key) && at - due > statedMs) {
       excludedFirstAttemptLost++;
       continue;
     }
-    if (at - r.slot > statedMs) startsOver.push({ schedule: r.schedule, due_at: new Date(r.slot).toISOString(), lag_ms: Math.round(at - r.slot), seen_by: "witness" });
+    if (at - due > statedMs) startsOver.push({ schedule: r.schedule, due_at: new Date(r.slot).toISOString(), lag_ms: Math.round(at - due), seen_by: "witness" });
   }
 
   // Leases lost by workers nothing happened to: every lease_expired attempt must belong to a worker
@@ -212,19 +231,18 @@ export async function buildReport(i: ReportInput) {
     return !hit && !cut && !inOutage(l.startedAt, end) && !allow.acrossClockStep(l.startedAt, end);
   });
 
-  // Superseded writes accepted: a ledger write whose attempt had been superseded when it landed,
-  // judged from what this process did (its freezes) and the attempts that followed, in either
-  // order: after its successor started, or after its lease must have run out while its worker was
-  // frozen (no renewal can happen while frozen), whether or not a successor had started yet.
+  // Superseded writes accepted: a ledger write that landed when its attempt no longer held the
+  // slot's run, in either order. After its successor started (the successor's claim, both on the
+  // server's real clock); or before any successor, once its lease had run out (a frozen worker
+  // waking up): the harness's trigger read the run's lease as the write landed, and the write must
+  // have come from the lease's owner, with its token, while the lease was live.
   const attemptAt = new Map(history.map((h) => [`${keyOf(h.scheduleId, h.scheduledFor)}#${h.attempt}`, h.startedAt]));
-  const freezes = i.faults.faults.filter((f) => f.kind === "sigstop" && f.until !== undefined && f.until - f.at > i.leaseMs);
   const superseded: { key: string; token: number; worker: string; why: string }[] = [];
   for (const w of await readLedgerWrites(i.pool)) {
     const successor = attemptAt.get(`${w.key}#${w.token + 1}`);
-    const own = attemptAt.get(`${w.key}#${w.token}`);
     if (successor !== undefined && w.at > successor + 250) superseded.push({ key: w.key, token: w.token, worker: w.workerId, why: `landed ${Math.round(w.at - successor)} ms after attempt ${w.token + 1} started` });
-    else if (own !== undefined && freezes.some((f) => f.workerId === w.workerId && own < f.at + off && w.at > f.at + off + i.leaseMs + 250))
-      superseded.push({ key: w.key, token: w.token, worker: w.workerId, why: "landed after its lease ran out while its worker was frozen" });
+    else if (w.leaseLive !== true)
+      superseded.push({ key: w.key, token: w.token, worker: w.workerId, why: w.holder === null ? "landed when the run was not running" : `landed while ${w.holder} held attempt ${w.holderToken} (lease ${w.leaseLive ? "live" : "expired"})` });
   }
   const longRuns = await readLongRuns(i.pool, i.heartbeatScheduleIds);
 
@@ -238,11 +256,12 @@ export async function buildReport(i: ReportInput) {
     leaseMs: i.leaseMs,
     pollMs: i.pollMs,
     statedBoundMs: statedMs,
-    excluded: (dueAt, lag) => dueAt < upAt || inOutage(dueAt, dueAt + lag) || allow.dueInSkippedInterval(dueAt),
+    outageAllowanceMs: i.outageAllowanceMs,
+    excluded: (dueReal, lag) => dueReal < upAt || inOutage(dueReal, dueReal + lag),
   });
   const faultsHappened = {
     kill9_of_busy_worker: i.faults.faults.some((f) => f.kind === "kill9" && f.held.length > 0),
-    freeze_past_lease: freezes.length > 0,
+    freeze_past_lease: i.faults.faults.some((f) => f.kind === "sigstop" && f.until !== undefined && f.until - f.at > i.leaseMs),
     churn_restarts: count("churn_kill9") + count("churn_sigterm") > 0,
     db_crash: i.faults.dbRestarts.length > 0,
     connection_cuts: i.proxyCuts > 0,
@@ -292,7 +311,7 @@ export async function buildReport(i: ReportInput) {
     attempt_violations_detail: { out_of_range: fencing.attempts_out_of_range, gaps: fencing.attempt_gaps, double_success: fencing.double_success, ledger_token_above_run: fencing.ledger_token_above_run },
     recovery_time_ms: { runs_held_by_victims: held.length, samples: recoveries.length, p50: round(quantile(recoveries, 0.5)), max: round(quantile(recoveries, 1)), bound_ms: boundMs, tolerance_ms: toleranceMs, over_bound: overBound, over_bound_plus_tolerance: overBoundPlusTolerance, overlapping_db_restart: duringOutage, finished_before_fault: finishedBeforeFault, unrecovered },
     starts_over_bound: startsOver.length,
-    starts_over_bound_detail: { stated_bound_ms: statedMs, excluded_for_db_crash: excludedForOutage, excluded_before_workers_up: excludedBeforeWorkersUp, excluded_for_clock_step: excludedForClockStep, witness_excluded_first_attempt_lost: excludedFirstAttemptLost, examples: startsOver.slice(0, 5) },
+    starts_over_bound_detail: { stated_bound_ms: statedMs, excluded_for_db_crash: excludedForOutage, excluded_before_workers_up: excludedBeforeWorkersUp, witness_excluded_first_attempt_lost: excludedFirstAttemptLost, examples: startsOver.slice(0, 5) },
     zombie_requests_after_takeover: witness.zombieRequests.length,
     leases_lost_by_live_workers: lostByLive.length,
     superseded_writes_accepted: superseded.length,
@@ -342,6 +361,7 @@ export async function buildReport(i: ReportInput) {
     zombie_requests: witness.zombieRequests.slice(0, 5),
     unexplained_repeats: witness.unexplainedRepeats.slice(0, 5),
     leases_lost_by_live_workers: lostByLive.slice(0, 5),
+    slow_recoveries: slowRecoveries.slice(0, 5),
     superseded_writes: superseded.slice(0, 5),
   };
   return { figures, checks, examples };

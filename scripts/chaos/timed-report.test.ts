@@ -1,24 +1,31 @@
-// What the clock steps excuse in the fault suite's lateness checks, worked by hand.
+// When a slot came due in real time across the suite's clock steps, worked by hand.
 import { describe, expect, it } from "vitest";
-import { timedAllowances } from "./timed-report";
+import { firstReachedAt } from "./timed-report";
 
 const T = Date.parse("2026-12-04T22:16:45.709Z");
-// +20 s at T (the database read T before, T + 20 s after), −20 s ten seconds later.
+// +20 s at T (the database read T before, T + 20 s after), −20 s ten seconds later (it read
+// T + 30 s before, T + 10 s after): from then on the two clocks agree again.
 const steps = [
   { at: T, stepMs: 20_000, dbBefore: T, dbAfter: T + 20_000 },
   { at: T + 10_000, stepMs: -20_000, dbBefore: T + 30_000, dbAfter: T + 10_000 },
 ];
-const allow = timedAllowances({ silent: [], silentEvents: [], longTransactions: [], clockSteps: steps, silentMs: 0, hogScheduleIds: [], queryTimeoutMs: 4000 }, 4000, 0);
 
-describe("realLag: start lateness in real time across a forward clock step", () => {
+describe("firstReachedAt: the real instant the database clock first read a time", () => {
   it.each([
-    // Due 709 ms before the step, started 648 ms after it: the database reads 21,357 ms, it waited 1,357.
-    { name: "due before the step, started after it", dueAt: T - 709, lag: 21_357, real: 1_357 },
-    { name: "due and started before the step", dueAt: T - 3_000, lag: 2_000, real: 2_000 },
-    { name: "due and started after the step", dueAt: T + 20_500, lag: 800, real: 800 },
-    { name: "due before the step, started 30 s late after it: still late", dueAt: T - 10_000, lag: 50_000, real: 30_000 },
-    { name: "no step: as read", dueAt: T + 60_000, lag: 7_000, real: 7_000 },
-  ])("$name", ({ dueAt, lag, real }) => {
-    expect(allow.realLag(dueAt, lag)).toBe(real);
+    { name: "no step: the same instant", steps: [], db: T + 5_000, real: T + 5_000 },
+    { name: "before the forward step", steps, db: T - 709, real: T - 709 },
+    // Every instant the step skips comes due at the step.
+    { name: "in the skipped interval", steps, db: T + 12_000, real: T },
+    { name: "the skipped interval's end", steps, db: T + 19_999, real: T },
+    // While the step lasts the database reads 20 s ahead.
+    { name: "read while the step lasted", steps, db: T + 25_000, real: T + 5_000 },
+    // The step back re-lives (T + 10 s, T + 30 s]: those instants came due the first time round.
+    { name: "re-lived after the step back", steps, db: T + 22_000, real: T + 2_000 },
+    { name: "read for the first time after the step back", steps, db: T + 31_000, real: T + 31_000 },
+    // A step back alone: the re-lived instants came due before it.
+    { name: "a step back alone", steps: [{ at: T, stepMs: -20_000, dbBefore: T, dbAfter: T - 20_000 }], db: T - 5_000, real: T - 5_000 },
+    { name: "after a step back alone", steps: [{ at: T, stepMs: -20_000, dbBefore: T, dbAfter: T - 20_000 }], db: T + 1_000, real: T + 21_000 },
+  ])("$name", ({ steps: s, db, real }) => {
+    expect(firstReachedAt(s, db)).toBe(real);
   });
 });

@@ -1,7 +1,7 @@
 // The timed faults in the report: what each allows the other checks (a clock step makes slots
 // late and leases expire by design), and their own figures and checks.
 import type pg from "pg";
-import { checkClockSteps, clockStepWindows } from "./clock-step";
+import { checkClockSteps, clockStepWindows, type ClockStep } from "./clock-step";
 import { lagsDuring } from "./long-transaction";
 import type { OracleRun, OracleSchedule } from "./oracle";
 import { readPoolExhaustions } from "./pool";
@@ -11,21 +11,31 @@ import type { TimedFaults } from "./timed";
 
 export type TimedReportInput = TimedFaults & { hogScheduleIds: number[]; queryTimeoutMs: number };
 
-/** What the clock steps excuse, on the database clock (`offsetMs` = database minus this process). */
+/**
+ * When the database clock first read `dbTime` or later, on the server's real clock (ms): the instant
+ * a slot due at `dbTime` came due. Before any step the two clocks agree (sk_clock starts at no
+ * shift); a forward step makes every instant it skips come due at the step; after a step back the
+ * clock re-lives an interval whose instants came due the first time round.
+ */
+export function firstReachedAt(steps: ClockStep[], dbTime: number): number {
+  let shift = 0;
+  let from = -Infinity;
+  for (const s of [...steps].sort((a, b) => a.at - b.at)) {
+    const realAt = s.dbBefore - shift;
+    if (dbTime < s.dbBefore) return Math.max(from, dbTime - shift);
+    shift += s.stepMs;
+    from = realAt;
+  }
+  return Math.max(from, dbTime - shift);
+}
+
+/** What the clock steps excuse (`offsetMs` = database minus this process). */
 export function timedAllowances(t: TimedReportInput | undefined, leaseMs: number, offsetMs: number) {
-  const windows = clockStepWindows(t?.clockSteps ?? [], leaseMs).map((w) => ({ ...w, from: w.from + offsetMs, to: w.to + offsetMs }));
-  const skipped = (t?.clockSteps ?? []).filter((s) => s.stepMs > 0).map((s) => [s.dbBefore, s.dbAfter] as const);
-  const forward = (t?.clockSteps ?? []).filter((s) => s.stepMs > 0);
+  const steps = t?.clockSteps ?? [];
+  const windows = clockStepWindows(steps, leaseMs).map((w) => ({ ...w, from: w.from + offsetMs, to: w.to + offsetMs }));
   return {
-    /**
-     * A start lag (first start − due, both on the database clock) in real time: a forward step made
-     * after the slot was due and before it started added its size to the database's reading
-     * without a millisecond passing (a slot due 0.7 s before a +20 s step and started 0.6 s after
-     * it reads 21.3 s late; it waited 1.3 s).
-     */
-    realLag: (dueAt: number, lag: number) => lag - forward.reduce((sum, s) => (dueAt <= s.dbBefore && dueAt + lag >= s.dbAfter ? sum + s.stepMs : sum), 0),
-    /** A slot in a forward step's skipped interval came due late by design (checked by clock_steps). */
-    dueInSkippedInterval: (dueAt: number) => skipped.some(([a, z]) => dueAt > a && dueAt <= z),
+    /** When a slot due at `dueAt` (database clock) came due, on the server's real clock. */
+    dueReal: (dueAt: number) => firstReachedAt(steps, dueAt),
     /**
      * An attempt running across a forward step lost its lease to the step. Its times are on the
      * database clock as it read then: up to a step ahead, and a finish after the step back can
@@ -44,7 +54,7 @@ export function timedAllowances(t: TimedReportInput | undefined, leaseMs: number
 export async function timedReport(
   pool: pg.Pool,
   t: TimedReportInput | undefined,
-  c: { schedules: OracleSchedule[]; runs: OracleRun[]; lagRows: { dueAt: number; lag: number }[]; offsetMs: number; leaseMs: number; pollMs: number; statedBoundMs: number; excluded: (dueAt: number, lag: number) => boolean },
+  c: { schedules: OracleSchedule[]; runs: OracleRun[]; lagRows: { runId: number; dueReal: number; lag: number }[]; offsetMs: number; leaseMs: number; pollMs: number; statedBoundMs: number; outageAllowanceMs: number; excluded: (dueReal: number, lag: number) => boolean },
 ) {
   if (!t) return { figures: {}, checks: {} as Record<string, boolean>, happened: {} as Record<string, boolean> };
   // Claiming again needs the detection (the query timeout), a retry's back-off, a reconnect and due
@@ -57,9 +67,10 @@ export async function timedReport(
   // Every unanswered statement is given up after the query timeout; a LISTEN ping may wait up to one
   // interval (the same timeout) to be sent, which does not count: the wait starts at the send.
   const silent = await checkSilentEpisodes(pool, t.silent, c.offsetMs, silentBoundMs, t.queryTimeoutMs + 1000);
-  const clock = await checkClockSteps(pool, t.clockSteps, c.schedules, c.runs, c.statedBoundMs);
+  // The slots a forward step skips come due at once, as after an outage: the stated bound plus the outage allowance.
+  const clock = await checkClockSteps(pool, t.clockSteps, c.schedules, c.runs, c.statedBoundMs + c.outageAllowanceMs, new Map(c.lagRows.map((l) => [l.runId, l.lag])));
   const hog = await readPoolExhaustions(pool, t.hogScheduleIds);
-  const duringTx = lagsDuring(t.longTransactions, c.lagRows.filter((l) => !c.excluded(l.dueAt, l.lag)), c.offsetMs);
+  const duringTx = lagsDuring(t.longTransactions, c.lagRows.filter((l) => !c.excluded(l.dueReal, l.lag)).map((l) => ({ dueAt: l.dueReal, lag: l.lag })), c.offsetMs);
   const heldMs = t.longTransactions.reduce((n, s) => n + (s.to - s.from), 0);
   const p99 = quantile(duringTx, 0.99);
   return {
