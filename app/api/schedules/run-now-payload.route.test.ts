@@ -1,9 +1,13 @@
 // Run now with a payload, through the route as Next calls it, on a real database: the claimed run
 // carries the payload the test sent (not the schedule's), the schedule and its other runs keep
 // theirs, an edit of the schedule while the run waits keeps the run's payload and takes the edited
-// retry policy, and a payload the handler refuses is a 400 naming the field with no run written.
+// retry policy, the schedule's cadence (its next slot, its pending scheduled runs, the slots the
+// next tick writes) is left alone, and a payload the handler refuses is a 400 naming the field
+// with no run written.
 import { beforeAll, describe, expect, it } from "vitest";
 import { claimRuns } from "@/lib/runs/claim";
+import { tickOnce } from "@/lib/runs/tick";
+import { advanceClock } from "@/lib/testing/clock";
 import { findQueueMismatches } from "@/lib/runs/queue-consistency";
 import { setupTestDatabase } from "@/lib/testing/db";
 import { makeRun, makeSchedule } from "@/lib/testing/factories";
@@ -59,6 +63,48 @@ describe("POST /api/schedules/{name}/run-now with a payload", () => {
     const plain = (await runNow("report")).body.run!.id;
     const second = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 });
     expect(second.find((c) => c.id === plain)?.payload).toEqual({ region: "eu", full: false });
+  });
+
+  it("leaves the cadence alone: the next slot and the pending scheduled runs are unchanged, and the next tick writes the cadence's slots", async () => {
+    const s = await makeSchedule(t.db, { name: "every-5m", everySeconds: 300, payload: { region: "eu" } });
+    const tick = () => tickOnce(t.db, { partitions: null, horizonSeconds: 600, graceSeconds: 60 });
+    await tick();
+    const cadence = async () => ({
+      nextSlotAt: (await t.pool.query<{ at: Date }>("SELECT next_slot_at AS at FROM schedules WHERE id = $1", [s.id])).rows[0].at.toISOString(),
+      scheduled: (
+        await t.pool.query<{ id: number; scheduled_for: Date; due_at: Date; run_after: Date; state: string; payload_override: unknown }>(
+          "SELECT id, scheduled_for, due_at, run_after, state::text, payload_override FROM runs WHERE schedule_id = $1 AND origin <> 'manual' ORDER BY scheduled_for",
+          [s.id],
+        )
+      ).rows,
+    });
+    const before = await cadence();
+    // The clock stands at 12:00:00; slots every 5 minutes up to the 10-minute horizon.
+    expect(before.scheduled.map((r) => [r.scheduled_for.toISOString(), r.state, r.payload_override])).toEqual([
+      ["2030-01-01T12:00:00.000Z", "pending", null],
+      ["2030-01-01T12:05:00.000Z", "pending", null],
+      ["2030-01-01T12:10:00.000Z", "pending", null],
+    ]);
+    expect(before.nextSlotAt).toBe("2030-01-01T12:15:00.000Z");
+
+    await advanceClock(t.pool, 2 * 60_000);
+    const r = await runNow("every-5m", { payload: { region: "us" } });
+    expect(r.status).toBe(200);
+    expect(await cadence()).toEqual(before);
+    const manual = await t.pool.query("SELECT scheduled_for, origin::text, payload_override FROM runs WHERE schedule_id = $1 AND origin = 'manual'", [s.id]);
+    expect(manual.rows).toEqual([{ scheduled_for: new Date("2030-01-01T12:02:00Z"), origin: "manual", payload_override: { region: "us" } }]);
+
+    // Ten minutes on (the unclaimed slots by now missed, as catch-up decides), the tick carries on
+    // from 12:15 on the same 5-minute grid: no slot moved, none added for the manual run.
+    await advanceClock(t.pool, 10 * 60_000);
+    await tick();
+    const after = await cadence();
+    expect(after.scheduled.map((x) => [x.id, x.scheduled_for.toISOString()])).toEqual([
+      ...before.scheduled.map((x) => [x.id, x.scheduled_for.toISOString()]),
+      [expect.any(Number), "2030-01-01T12:15:00.000Z"],
+      [expect.any(Number), "2030-01-01T12:20:00.000Z"],
+    ]);
+    expect(after.nextSlotAt).toBe("2030-01-01T12:25:00.000Z");
   });
 
   it("refuses a payload the handler could never run, naming the field, and writes no run", async () => {
