@@ -17,6 +17,7 @@ import { parseOptions } from "./chaos/options";
 import { planSchedules, type ScheduleBody } from "./chaos/plan";
 import { startChaosProxy, type ChaosProxy } from "./chaos/proxy";
 import { createRandom, quantile } from "./chaos/random";
+import { readRunHealth } from "./chaos/checks";
 import { buildReport } from "./chaos/report";
 import { failoversWhenDue, startStandby, watchCrashes, type Standby } from "./chaos/standby";
 import { ensureBuild, startWeb } from "./chaos/web";
@@ -235,6 +236,12 @@ async function main() {
     await sleep(500);
   }
   const drainMs = Date.now() - cutAt;
+  // The workers stop before the report is worked out: this process carries every proxied
+  // connection, and its own work on the report must not stall a worker that still holds leases
+  // (a stall here made live workers lose them, and the report then counted it). What needs them
+  // alive, runs stuck in running that no live worker took over, is read first.
+  const health = await readRunHealth(monitor, cutAt + clockOffsetMs, o.pollIntervalMs);
+  await Promise.all(workers.live().map((w) => (workers!.resume(w), workers!.terminate(w, 5000))));
 
   const ids = new Map((await monitor.query<{ id: number; name: string }>("SELECT id::int, name FROM schedules")).rows.map((r) => [r.name, r.id]));
   const all = [...plan.ledger, ...plan.heartbeat, ...plan.witnessed, plan.fail, ...plan.hog, ...[...faults.created.keys()].map((n, k) => plan.later(k))];
@@ -275,6 +282,7 @@ async function main() {
   ];
   const kinds = (pred: (e: TimingEditLog) => boolean) => timingEdits.some((e) => e.acked && pred(e));
   const report = await buildReport({
+    health,
     timedSchedules,
     timedUnsure,
     pool: monitor,

@@ -4,7 +4,7 @@
 // The embedded package ships initdb, pg_ctl and postgres but no pg_basebackup (and Debian's is an
 // older major version, which refuses a newer server), so a standby is made with the low-level
 // backup API: pg_backup_start, a file copy of the data folder, pg_backup_stop's backup_label.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -34,6 +34,26 @@ export function pgCtl(bin: string, pgdata: string, args: string[]): void {
     gid: process.getuid?.() === 0 ? st.gid : undefined,
   });
   if (r.status !== 0) throw new Error(`pg_ctl ${args[0]} failed: ${(r.stderr || r.stdout).trim()}`);
+}
+
+/**
+ * pg_ctl without blocking this process: for a harness that also carries live connections (the
+ * fault suite's proxies and witness run in the process that crashes and promotes the servers).
+ */
+export function pgCtlAsync(bin: string, pgdata: string, args: string[]): Promise<void> {
+  const st = fs.statSync(pgdata);
+  return new Promise((resolve, reject) => {
+    const child = spawn(path.join(bin, "pg_ctl"), [...args, "-D", pgdata], {
+      stdio: ["ignore", "pipe", "pipe"],
+      uid: process.getuid?.() === 0 ? st.uid : undefined,
+      gid: process.getuid?.() === 0 ? st.gid : undefined,
+    });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (out += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve() : reject(new Error(`pg_ctl ${args[0]} failed: ${out.trim()}`))));
+  });
 }
 
 /** Resolve once the server at `url` answers a query. */

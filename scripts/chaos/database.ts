@@ -4,14 +4,13 @@
 // seconds, and started again with the options it was started with. DATABASE_URL: a fresh database
 // on that server; a server we do not own cannot be restarted, so the fault terminates every
 // backend of the chaos database instead (what clients see of a restart, minus the downtime).
-import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { portIsFree, startEmbeddedPostgres } from "../../lib/db/embedded";
 import { migrateDatabase } from "../../lib/db/migrate";
-import { binDirOf, pgCtl, waitAccepting } from "../../lib/testing/standby";
+import { binDirOf, pgCtlAsync, waitAccepting } from "../../lib/testing/standby";
 
 export type ChaosDatabase = {
   url: string;
@@ -170,9 +169,9 @@ export async function startChaosDatabase(): Promise<ChaosDatabase> {
     cluster: { pgdata, bin },
     restart: async (downMs) => {
       const options = startOptions(pgdata);
-      pgCtl(bin, pgdata, ["stop", "-w", "-t", "60", "-m", "immediate"]);
+      await pgCtlAsync(bin, pgdata, ["stop", "-w", "-t", "60", "-m", "immediate"]);
       await sleep(downMs);
-      pgCtl(bin, pgdata, ["start", "-w", "-t", "60", "-l", logFile, "-o", options]);
+      await pgCtlAsync(bin, pgdata, ["start", "-w", "-t", "60", "-l", logFile, "-o", options]);
       await waitAccepting(embedded.url, 60_000);
     },
     stop: async () => {

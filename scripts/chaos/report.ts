@@ -6,7 +6,7 @@ import type pg from "pg";
 import type { ApiCall } from "./api";
 import { createDb } from "../../lib/db/client";
 import { findQueueMismatches } from "../../lib/runs/queue-consistency";
-import { readAttemptHistory, readDuplicateStarts, readFencing, readLeaseLosses, readLedgerWrites, readLongRuns, readRunCounters, readRunHealth, readRuns, readSchedules, readFirstStarts, readTakeovers } from "./checks";
+import { readAttemptHistory, readDuplicateStarts, readFencing, readLeaseLosses, readLedgerWrites, readLongRuns, readRunCounters, readRuns, readSchedules, readFirstStarts, readTakeovers, type readRunHealth } from "./checks";
 import type { FaultLog } from "./faults";
 import { checkSlots, type OracleSchedule } from "./oracle";
 import { checkTimed, type TimedSchedule } from "./timing-oracle";
@@ -60,6 +60,8 @@ export function countRejectedStaleWrites(logDir: string): Record<string, number>
 
 export type ReportInput = {
   pool: pg.Pool;
+  /** Runs lost, stuck and without a reason, read after the drain while the workers still ran (checks.ts readRunHealth). */
+  health: Awaited<ReturnType<typeof readRunHealth>>;
   schedules: OracleSchedule[];
   cutAt: number;
   faults: FaultLog;
@@ -103,7 +105,7 @@ export async function buildReport(i: ReportInput) {
   const timedList = i.timedSchedules ?? [];
   const timedRuns = await readRuns(i.pool, timedList.map((s) => s.id));
   const timing = checkTimed(timedList, timedRuns, { cutAt: i.cutAt, boundaryMs: i.statedBoundMs, unsure: i.timedUnsure ?? [], slackMs: 1000 });
-  const health = await readRunHealth(i.pool, i.cutAt, i.pollMs);
+  const { health } = i;
   const fencing = await readFencing(i.pool);
   const starts = await readDuplicateStarts(i.pool);
   const lostAcks = await countLostAcks(i.pool, i.calls);

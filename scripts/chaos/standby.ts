@@ -13,7 +13,7 @@ import type { ApiCall, ApiClient } from "./api";
 import type { ChaosDatabase } from "./database";
 import type { ChaosProxy } from "./proxy";
 import { countLostAcks } from "./report";
-import { pgCtl, startStandby as startStreamingStandby, syncState as standbySyncState, withClient } from "../../lib/testing/standby";
+import { pgCtlAsync, startStandby as startStreamingStandby, syncState as standbySyncState, withClient } from "../../lib/testing/standby";
 import { waitUntil } from "../../lib/testing/wait";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -115,10 +115,10 @@ export async function runFailover(d: {
   const killedAt = Date.now();
   d.log(`chaos: failover: killing the primary (standby ${syncStateBefore ?? "not streaming"}, lagging ${killedAt - at} ms)`);
   signal("SIGKILL");
-  pgCtl(d.db.cluster!.bin, d.db.cluster!.pgdata, ["stop", "-w", "-t", "60", "-m", "immediate"]);
+  await pgCtlAsync(d.db.cluster!.bin, d.db.cluster!.pgdata, ["stop", "-w", "-t", "60", "-m", "immediate"]);
   const calls = callsSoFar(d.api);
   const duringLag = { acked: d.api.calls.slice(lagFrom).filter((c) => c.acked).length, unanswered: d.api.pending.size };
-  pgCtl(d.standby.bin, d.standby.pgdata, ["promote", "-w", "-t", "60"]);
+  await pgCtlAsync(d.standby.bin, d.standby.pgdata, ["promote", "-w", "-t", "60"]);
   // While it promotes, the standby may refuse connections: a failed look is a "not yet".
   const promoted = () => withClient(d.standby.url, async (c) => (await c.query("SELECT NOT pg_is_in_recovery() AS up")).rows[0].up === true).catch(() => false);
   await waitUntil(promoted, 60_000, "the standby's promotion", 200);
