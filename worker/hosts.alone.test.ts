@@ -115,6 +115,62 @@ async function untilHoldingSlowRun(slow: number, victim: WorkerProcess) {
   );
 }
 
+/** The cut cases' schedules fire every this many seconds. */
+const EVERY = 2;
+
+/**
+ * The start of a cut: a worker on each host (ids end in `suffix`), ledger schedules (names start
+ * with `prefix`) with the slow one in a partition of the first host's worker, a few slots run; then
+ * the first host's link is cut while its worker holds the slow run it started less than half a
+ * second ago, so its write is still to come and goes into a dead link. The caller restores the link.
+ */
+async function cutWhileHoldingSlowRun(suffix: string, prefix: string) {
+  const [victim] = await workersOnHosts(suffix);
+  const cutHost = hosts.hosts[0];
+  const victimParts = (await heldBy())[victim.id];
+  const { from, ids, slow } = await ledgerSchedules(prefix, EVERY, victimParts[0]);
+  await waitUntil(async () => (await dbNowMs()) > from + 4_000, 30_000, "a few slots to run");
+  await untilHoldingSlowRun(slow, victim);
+  const { rows: heldAtCut } = await pool.query<{ run_id: string }>(`SELECT run_id FROM run_queue WHERE state = 'running' AND lease_owner = $1`, [victim.id]);
+  const cutAt = await dbNowMs();
+  cutHost.cut();
+  return { victim, cutHost, victimParts, from, ids, slow, heldAtCut, cutAt };
+}
+
+/**
+ * Wait until nobody renews `victim`'s partitions (PARTITION_ORPHANED_AFTER_SECONDS without a
+ * renewal), and check that came within that bound (+ 2 s) of the cut; returns how long it took.
+ */
+async function untilOrphaned(victim: WorkerProcess, cutAt: number): Promise<number> {
+  await waitUntil(
+    async () =>
+      (await pool.query(`SELECT 1 FROM partition_leases WHERE owner = $1 AND renewed_at > sk_now() - make_interval(secs => $2)`, [victim.id, PARTITION_ORPHANED_AFTER_SECONDS])).rowCount === 0,
+    15_000,
+    "the victim's partitions to be orphaned",
+  );
+  const orphanedAfterMs = (await dbNowMs()) - cutAt;
+  expect(orphanedAfterMs).toBeLessThan((PARTITION_ORPHANED_AFTER_SECONDS + 2) * 1000);
+  return orphanedAfterMs;
+}
+
+/**
+ * Once every run of schedules `ids` with a slot in [from, to] is done: those slots, each exactly
+ * once (the test counts an EVERY-second schedule's slots itself).
+ */
+async function everySlotDone(ids: number[], from: number, to: number): Promise<Slot[]> {
+  await waitUntil(
+    async () =>
+      (await pool.query(`SELECT 1 FROM run_status WHERE schedule_id = ANY($1::bigint[]) AND scheduled_for BETWEEN $2 AND $3 AND state <> 'done'`, [ids, new Date(from), new Date(to)])).rowCount === 0,
+    60_000,
+    "every run in the window to be done",
+  );
+  const slots = await slotsBetween(ids, from, to);
+  const expected = (Math.floor(to / (EVERY * 1000)) - Math.ceil(from / (EVERY * 1000)) + 1) * ids.length;
+  expect(slots).toHaveLength(expected);
+  expect(new Set(slots.map((r) => `${r.schedule_id}@${r.scheduled_for.toISOString()}`)).size).toBe(expected);
+  return slots;
+}
+
 /**
  * Fencing, from the witness (every accepted ledger write, stamped with the server's wall clock; the
  * test clock's shift turns that into sk_now() time): an attempt's write counts only while it holds
@@ -211,32 +267,14 @@ describe.skipIf(why !== null)(why ? `workers on several hosts (skipped: ${why})`
 
   it(`a host whose link goes down loses its partitions and running runs to the others within the stated ${STATED} s; back up, its stale writes are refused`, async () => {
     await runClockFrom(pool, new Date("2030-01-02T10:00:00Z"));
-    const [victim] = await workersOnHosts("-cut");
-    const cutHost = hosts.hosts[0];
-    const victimParts = (await heldBy())[victim.id];
-    const EVERY = 2;
-    const { from, ids, slow } = await ledgerSchedules("cut-", EVERY, victimParts[0]);
-    await waitUntil(async () => (await dbNowMs()) > from + 4_000, 30_000, "a few slots to run");
-    // Cut while the victim holds the slow run it started less than half a second ago: its write is
-    // still to come, and goes into a dead link.
-    await untilHoldingSlowRun(slow, victim);
-    const { rows: heldAtCut } = await pool.query<{ run_id: string }>(`SELECT run_id FROM run_queue WHERE state = 'running' AND lease_owner = $1`, [victim.id]);
-    const cutAt = await dbNowMs();
-    cutHost.cut();
+    const { victim, cutHost, victimParts, from, ids, slow, heldAtCut, cutAt } = await cutWhileHoldingSlowRun("-cut", "cut-");
     const DOWN_MS = (LEASE_SECONDS + 4) * 1000;
     let restoredAt = 0;
     try {
       // Its partitions are orphaned (nobody renews them: PARTITION_ORPHANED_AFTER_SECONDS), so the
       // other hosts tick and claim there; they take the leases themselves only once its workers row
       // stops counting it live (30 s), longer than this cut.
-      await waitUntil(
-        async () =>
-          (await pool.query(`SELECT 1 FROM partition_leases WHERE owner = $1 AND renewed_at > sk_now() - make_interval(secs => $2)`, [victim.id, PARTITION_ORPHANED_AFTER_SECONDS])).rowCount === 0,
-        15_000,
-        "the victim's partitions to be orphaned",
-      );
-      const orphanedAfterMs = (await dbNowMs()) - cutAt;
-      expect(orphanedAfterMs).toBeLessThan((PARTITION_ORPHANED_AFTER_SECONDS + 2) * 1000);
+      const orphanedAfterMs = await untilOrphaned(victim, cutAt);
       await waitUntil(async () => (await dbNowMs()) > cutAt + DOWN_MS, 60_000, "the link to stay down");
       expect(victim.proc.exitCode).toBeNull(); // cut off, not dead
       cutHost.restore();
@@ -247,16 +285,7 @@ describe.skipIf(why !== null)(why ? `workers on several hosts (skipped: ${why})`
     }
     const to = restoredAt + 6_000;
     await waitUntil(async () => (await dbNowMs()) > to + STATED * 1000, 60_000, "the window after the link came back");
-    await waitUntil(
-      async () =>
-        (await pool.query(`SELECT 1 FROM run_status WHERE schedule_id = ANY($1::bigint[]) AND scheduled_for BETWEEN $2 AND $3 AND state <> 'done'`, [ids, new Date(from), new Date(to)])).rowCount === 0,
-      60_000,
-      "every run in the window to be done",
-    );
-
-    const slots = await slotsBetween(ids, from, to);
-    const expected = (Math.floor(to / (EVERY * 1000)) - Math.ceil(from / (EVERY * 1000)) + 1) * ids.length;
-    expect(slots).toHaveLength(expected);
+    const slots = await everySlotDone(ids, from, to);
     // Every slot's first attempt, and the attempt that did its work, started within the stated bound.
     expect(slots.filter((r) => r.first_ms > STATED * 1000).map((r) => show(r, r.first_ms))).toEqual([]);
     expect(slots.filter((r) => r.done_ms > STATED * 1000).map((r) => show(r, r.done_ms))).toEqual([]);
@@ -318,28 +347,12 @@ describe.skipIf(why !== null)(why ? `workers on several hosts (skipped: ${why})`
       WHERE id IN (SELECT run_id FROM unqueued)`);
     await pool.query(`UPDATE schedules SET deleted_at = sk_now(), enabled = false WHERE deleted_at IS NULL`);
     await runClockFrom(pool, new Date("2030-01-03T10:00:00Z"));
-    const [victim] = await workersOnHosts("-long");
-    const cutHost = hosts.hosts[0];
-    const victimParts = (await heldBy())[victim.id];
-    const EVERY = 2;
-    const { from, ids, slow } = await ledgerSchedules("long-", EVERY, victimParts[0]);
-    await waitUntil(async () => (await dbNowMs()) > from + 4_000, 30_000, "a few slots to run");
-    await untilHoldingSlowRun(slow, victim);
-    const { rows: heldAtCut } = await pool.query<{ run_id: string }>(`SELECT run_id FROM run_queue WHERE state = 'running' AND lease_owner = $1`, [victim.id]);
-    const cutAt = await dbNowMs();
-    cutHost.cut();
+    const { victim, cutHost, victimParts, from, ids, slow, heldAtCut, cutAt } = await cutWhileHoldingSlowRun("-long", "long-");
     let restoredAt = 0;
     let orphanedAfterMs = 0;
     let takenOverAfterMs = 0;
     try {
-      await waitUntil(
-        async () =>
-          (await pool.query(`SELECT 1 FROM partition_leases WHERE owner = $1 AND renewed_at > sk_now() - make_interval(secs => $2)`, [victim.id, PARTITION_ORPHANED_AFTER_SECONDS])).rowCount === 0,
-        15_000,
-        "the victim's partitions to be orphaned",
-      );
-      orphanedAfterMs = (await dbNowMs()) - cutAt;
-      expect(orphanedAfterMs).toBeLessThan((PARTITION_ORPHANED_AFTER_SECONDS + 2) * 1000);
+      orphanedAfterMs = await untilOrphaned(victim, cutAt);
       // Once its workers row stops counting it live, the others' fair share is 8 and they hold all
       // 16 leases themselves: within the liveness window (from its last heartbeat, before the cut)
       // and one lease pass, and while the link is still down.
@@ -372,18 +385,8 @@ describe.skipIf(why !== null)(why ? `workers on several hosts (skipped: ${why})`
     const rejoinedAt = await dbNowMs();
     const to = rejoinedAt + 6_000;
     await waitUntil(async () => (await dbNowMs()) > to + STATED * 1000, 60_000, "the window after the victim rejoined");
-    await waitUntil(
-      async () =>
-        (await pool.query(`SELECT 1 FROM run_status WHERE schedule_id = ANY($1::bigint[]) AND scheduled_for BETWEEN $2 AND $3 AND state <> 'done'`, [ids, new Date(from), new Date(to)])).rowCount === 0,
-      60_000,
-      "every run in the window to be done",
-    );
-
-    // Each slot from the first to the window's end exists once (the oracle counts them itself)...
-    const slots = await slotsBetween(ids, from, to);
-    const expected = (Math.floor(to / (EVERY * 1000)) - Math.ceil(from / (EVERY * 1000)) + 1) * ids.length;
-    expect(slots).toHaveLength(expected);
-    expect(new Set(slots.map((r) => `${r.schedule_id}@${r.scheduled_for.toISOString()}`)).size).toBe(expected);
+    // Each slot from the first to the window's end exists once (everySlotDone counts them itself)...
+    const slots = await everySlotDone(ids, from, to);
     // ...and started within the stated bound, its first attempt and the one that did the work: the
     // cut, the hand-over of every partition and the victim's return included.
     expect(slots.filter((r) => r.first_ms > STATED * 1000).map((r) => show(r, r.first_ms))).toEqual([]);
