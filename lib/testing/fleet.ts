@@ -8,6 +8,8 @@
  * - paused when i % 13 = 0; managed by "fleet.yaml" when i % 7 = 0; cron "0 * * * *" when i is
  *   even, else every 60 + (i % 5) × 60 s;
  * - next_slot_at = the clock + (i × 37 % 86,400) s; created 30 days before the clock;
+ * - partition by the product's one rule, sk_partition_of(id, the cluster's count), as
+ *   createSchedule gives it: the id is taken from the table's identity sequence first;
  * - runs: a done run finished (i % 50) minutes ago when i % 5 <> 0 (never succeeded otherwise);
  *   a dead run when i % 101 = 0; a pending run due (i % 40) minutes ago when i % 17 = 0.
  */
@@ -15,14 +17,17 @@ import type pg from "pg";
 
 export async function seedFleet(pool: Pick<pg.Pool, "query">, count: number): Promise<void> {
   await pool.query(
-    `INSERT INTO schedules (name, description, handler, queue, tags, enabled, managed_by, cron, every_seconds, next_slot_at, partition, created_at, updated_at)
-     SELECT 'fleet-' || lpad(i::text, 7, '0'),
+    `INSERT INTO schedules (id, name, description, handler, queue, tags, enabled, managed_by, cron, every_seconds, next_slot_at, partition, created_at, updated_at)
+     OVERRIDING SYSTEM VALUE
+     SELECT n.id, 'fleet-' || lpad(i::text, 7, '0'),
        CASE WHEN i % 1000 = 7 THEN 'the needle job' WHEN i % 3 = 0 THEN 'nightly report' ELSE 'sync job' END,
        'h' || (i % 8), CASE WHEN i % 10 = 0 THEN 'bulk' ELSE 'default' END, ARRAY['team-' || (i % 4)],
        i % 13 <> 0, CASE WHEN i % 7 = 0 THEN 'fleet.yaml' END,
        CASE WHEN i % 2 = 0 THEN '0 * * * *' END, CASE WHEN i % 2 = 1 THEN 60 + (i % 5) * 60 END,
-       sk_now() + make_interval(secs => (i * 37) % 86400), i % 16, sk_now() - interval '30 days', sk_now() - interval '30 days'
-     FROM generate_series(1, $1::int) AS i`,
+       sk_now() + make_interval(secs => (i * 37) % 86400), sk_partition_of(n.id, c.partitions), sk_now() - interval '30 days', sk_now() - interval '30 days'
+     -- nextval in the subquery's select list: once per row (a volatile call is never flattened away).
+     FROM (SELECT i, nextval(pg_get_serial_sequence('schedules', 'id')) AS id FROM generate_series(1, $1::int) AS i) n
+     CROSS JOIN cluster c WHERE c.id = 1`,
     [count],
   );
   // Runs by the same arithmetic, on the schedule's number parsed back from its name.

@@ -30,26 +30,30 @@ export type SeedReport = { hourly: number; spread: number; intervals: number; cr
 
 /**
  * Insert `n` schedules: 20 % hourly at minute zero with their next slot at `due`, the rest spread as
- * above with their first slot at or after `t0`. Partition = id mod P, as the spike bench does.
+ * above with their first slot at or after `t0`. Partition = sk_partition_of(id, P), the product's
+ * rule: the id is taken from the identity sequence first (nextval in a subquery's select list runs
+ * once per row).
  */
 export async function seedFleet(pool: pg.Pool, o: { schedules: number; partitions: number; t0: Date; due: Date }): Promise<SeedReport> {
   const started = performance.now();
   const hourly = Math.round(o.schedules * HOURLY_SHARE);
   const spread = o.schedules - hourly;
   await pool.query(
-    `INSERT INTO schedules (name, handler, cron, timezone, catch_up, next_slot_at, partition)
-     SELECT $4 || g, 'noop', '0 * * * *', 'UTC', 'latest', $2, mod(g, $3)
-     FROM generate_series(1, $1::int) g`,
+    `INSERT INTO schedules (id, name, handler, cron, timezone, catch_up, next_slot_at, partition)
+     OVERRIDING SYSTEM VALUE
+     SELECT n.id, $4 || g, 'noop', '0 * * * *', 'UTC', 'latest', $2, sk_partition_of(n.id, $3)
+     FROM (SELECT g, nextval(pg_get_serial_sequence('schedules', 'id')) AS id FROM generate_series(1, $1::int) g) n`,
     [hourly, o.due, o.partitions, HOURLY_PREFIX],
   );
   // The cron combinations' first slots, computed by the product's own cron maths.
   const combos = CRONS.flatMap((cron) => ZONES.map((timezone) => ({ cron, timezone, next: nextCronSlot({ cron, timezone }, new Date(o.t0.getTime() - 1)) })));
   await pool.query(
-    `INSERT INTO schedules (name, handler, cron, every_seconds, timezone, catch_up, jitter_seconds, next_slot_at, partition)
-     SELECT $5 || g, 'noop', x.cron, x.every, x.tz, 'latest', x.jitter,
+    `INSERT INTO schedules (id, name, handler, cron, every_seconds, timezone, catch_up, jitter_seconds, next_slot_at, partition)
+     OVERRIDING SYSTEM VALUE
+     SELECT n.id, $5 || g, 'noop', x.cron, x.every, x.tz, 'latest', x.jitter,
        CASE WHEN x.every IS NULL THEN x.next ELSE $2::timestamptz + make_interval(secs => mod(g::bigint * 7919, x.every)) END,
-       mod($1::int + g, $3)
-     FROM generate_series(1, $1::int) g
+       sk_partition_of(n.id, $3)
+     FROM (SELECT g, nextval(pg_get_serial_sequence('schedules', 'id')) AS id FROM generate_series(1, $1::int) g) n
      CROSS JOIN LATERAL (
        SELECT CASE WHEN mod(g, 20) BETWEEN 12 AND 15 THEN ($6::text[])[1 + mod(g / 20, $9)] END AS cron,
               CASE WHEN mod(g, 20) < 12 THEN ($4::int[])[1 + mod(g / 20, 10)]

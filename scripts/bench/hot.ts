@@ -17,9 +17,11 @@ const HOT_HANDLER = "bench-hot";
 /** Claim `n` fresh runs as a bench worker, renew their leases `rounds` times, and count HOT updates (pool and db: one connection). */
 export async function measureHeartbeatHot(pool: pg.Pool, db: Db, n = 1000, rounds = 3, workersRunning = false): Promise<HotReport> {
   const { rows: made } = await pool.query<{ id: number }>(
-    `INSERT INTO schedules (name, handler, cron, timezone, catch_up, next_slot_at, partition)
-     SELECT 'bench-hot-' || g, $2, '0 0 1 1 *', 'UTC', 'latest', sk_now() + interval '300 days', mod(g, (SELECT greatest(1, count(*))::int FROM partition_leases))
-     FROM generate_series(1, $1::int) g RETURNING id`,
+    `INSERT INTO schedules (id, name, handler, cron, timezone, catch_up, next_slot_at, partition)
+     OVERRIDING SYSTEM VALUE
+     SELECT n.id, 'bench-hot-' || g, $2, '0 0 1 1 *', 'UTC', 'latest', sk_now() + interval '300 days', sk_partition_of(n.id, (SELECT greatest(1, count(*))::int FROM partition_leases))
+     -- The product's partition rule on the id, taken from the identity sequence first (once per row).
+     FROM (SELECT g, nextval(pg_get_serial_sequence('schedules', 'id')) AS id FROM generate_series(1, $1::int) g) n RETURNING id`,
     [n, HOT_HANDLER],
   );
   await pool.query(
