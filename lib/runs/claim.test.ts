@@ -14,6 +14,8 @@ import { createLogger } from "../log";
 import { runAttempt } from "../../worker/attempt";
 import { AttemptAbort } from "../../worker/attempt-abort";
 import { builtinHandlers, createHandlerRegistry } from "../../worker/handlers/registry";
+import { createRunner } from "../../worker/runner";
+import { waitUntil } from "../testing/wait";
 
 const T0 = new Date("2030-01-01T10:00:00Z");
 const t = setupTestDatabase({ clock: T0 });
@@ -125,44 +127,69 @@ describe("claimRuns", () => {
     expect((await readAttempts(t.pool, id)).map((a) => a.outcome)).toEqual(["lease_expired"]);
   });
 
-  it("never hands one run to two concurrent claimers: the per-partition statement workers run, SKIP LOCKED on real connections", async () => {
-    // Four schedules in four partitions, 150 due runs each; four claimers that all hold all four
-    // partitions (the worst overlap a rebalance can leave), claiming as workers do: by partition.
+  it("never hands one run to two concurrent claimers: the per-handler statement workers run, SKIP LOCKED on real connections", async () => {
+    // Four schedules in four partitions, 150 due runs each; four workers' runners (worker/runner.ts,
+    // so the claim is the one a worker makes: by partition, naming its handlers, per queue) that all
+    // hold all four partitions (the worst overlap a rebalance can leave), each on a connection of
+    // its own. The handler records which worker ran which run and holds it, so every run stays
+    // running under the lease it was handed.
     const PARTITIONS = [0, 1, 2, 3];
     for (const partition of PARTITIONS) {
-      const s = (await makeSchedule(t.db, { partition })).id;
+      const s = (await makeSchedule(t.db, { partition, handler: "witness" })).id;
       await makeRuns(t.db, s, slots(T0.getTime() - 150 * 60_000, 150).map((d) => ({ scheduledFor: d })));
     }
-    const perPartition = preparedStatements.filter((st) => st.name.startsWith("sk_claim_") && !st.name.startsWith("sk_claim_exclusive"));
-    const inPartition = perPartition.find((st) => !st.scanAllowed)!;
-    const anywhere = perPartition.find((st) => st.scanAllowed)!;
-    expect(inPartition.text).toContain("q.partition = $");
+    const ran: { runId: number; workerId: string }[] = [];
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const registry = createHandlerRegistry([
+      defineHandler({
+        name: "witness",
+        idempotent: true,
+        description: "records its run and holds it until the test lets go",
+        run: async (ctx) => {
+          ran.push({ runId: ctx.runId, workerId: ctx.workerId });
+          await released;
+        },
+      }),
+    ]);
     const pools = Array.from({ length: 4 }, () => createPool(t.url, { max: 1 }));
+    const runners = pools.map((p, i) =>
+      createRunner({ db: createDb(p), log: createLogger("test", "silent"), workerId: `w${i}`, registry, concurrency: 600, claimBatchSize: 25, leaseSafetyMarginMs: 500, partitions: () => PARTITIONS }),
+    );
     try {
-      const got = await Promise.all(
-        pools.map(async (p, i) => {
-          const ids: number[] = [];
+      await Promise.all(
+        runners.map(async (r) => {
           for (;;) {
-            const batch = await claimRuns(createDb(p), { workerId: `w${i}`, partitions: PARTITIONS, limit: 25 });
-            if (batch.length === 0) return ids;
-            ids.push(...batch.map((b) => b.id));
+            const before = r.inFlight;
+            await r.claimPass();
+            if (r.inFlight === before) return;
           }
         }),
       );
-      const all = got.flat();
-      expect(all).toHaveLength(600);
-      expect(new Set(all).size).toBe(600);
-      // Each run is held by the claimer that was handed it, at the first token: read from the queue, not the claim's answer.
+      // The handlers' own record: every run ran once, on one worker.
+      await waitUntil(() => ran.length >= 600, 10_000, "every claimed run's handler to start");
+      expect(ran).toHaveLength(600);
+      expect(new Set(ran.map((r) => r.runId)).size).toBe(600);
+      // Each run is held by the worker whose handler ran it, at the first token: read from the queue.
       const { rows } = await t.pool.query<{ run_id: number; lease_owner: string; attempts: number }>("SELECT run_id::int, lease_owner, attempts FROM run_queue WHERE state = 'running'");
+      expect(rows).toHaveLength(600);
       const owner = new Map(rows.map((r) => [r.run_id, r]));
-      got.forEach((ids, i) => ids.forEach((id) => expect(owner.get(id)).toMatchObject({ lease_owner: `w${i}`, attempts: 1 })));
-      // Every claimer ran the statement a worker runs, and never the test-only claim across partitions.
+      for (const r of ran) expect(owner.get(r.runId)).toMatchObject({ lease_owner: r.workerId, attempts: 1 });
+      // What each worker ran is the per-handler claim (sk_claim_handlers), never the claim without
+      // handlers (sk_claim), read from the server's own list of each connection's statements. A
+      // change to what workers claim with fails here, and the SKIP LOCKED above moves with it.
+      const byHandler = preparedStatements.filter((st) => /^sk_claim_handlers_[0-9a-f]{16}$/.test(st.name));
+      const plain = preparedStatements.filter((st) => /^sk_claim_[0-9a-f]{16}$/.test(st.name));
+      expect(byHandler).toHaveLength(1);
+      expect(plain.length).toBeGreaterThan(0);
       for (const p of pools) {
         const names = (await p.query<{ name: string }>("SELECT name FROM pg_prepared_statements")).rows.map((r) => r.name);
-        expect(names).toContain(inPartition.name);
-        expect(names).not.toContain(anywhere.name);
+        expect(names).toContain(byHandler[0].name);
+        for (const st of plain) expect(names).not.toContain(st.name);
       }
     } finally {
+      release();
+      await Promise.all(runners.map(async (r) => (await r.drain(10_000)) && r.flush()));
       await Promise.all(pools.map((p) => p.end()));
     }
   });
