@@ -36,13 +36,12 @@ describe("createPool on a silent network", () => {
       for (const c of held) c.release();
       const pids = new Set((await Promise.all([1, 2, 3].map(() => pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")))).map((r) => r.rows[0].pid));
       expect(proxy.silence()).toBeGreaterThanOrEqual(3);
-      const started = Date.now();
+      // The pool's own read timeout ends it (without one it waits for ever: the last case below).
       await expect(pool.query("SELECT 1")).rejects.toThrow(QUERY_READ_TIMEOUT);
-      expect(Date.now() - started).toBeLessThan(2000);
-      // One timeout, not one per pooled connection: the idle ones were dropped with it.
-      const again = Date.now();
+      // One timeout, not one per pooled connection: the idle ones were dropped with it. The pool
+      // never retries, so a statement handed a silent connection would reject as above; this one
+      // is answered, by a backend none of the silent connections had.
       const r = await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-      expect(Date.now() - again).toBeLessThan(1000);
       expect(pids.has(r.rows[0].pid)).toBe(false);
       // Inside a transaction too: the checked-out client is dropped, not handed out again.
       const c = await pool.connect();
@@ -69,9 +68,9 @@ describe("createPool on a silent network", () => {
       await expect(a.query("SELECT 1")).rejects.toThrow(QUERY_READ_TIMEOUT);
       a.release();
       b.release();
-      const started = Date.now();
+      // Handed b's silent connection again, the statement would reject with the read timeout (the
+      // pool never retries): answered, by a backend neither silent connection had, it did not.
       const r = await pool.query<{ pid: number }>("SELECT pg_backend_pid() AS pid");
-      expect(Date.now() - started).toBeLessThan(timeout);
       expect(pids.has(r.rows[0].pid)).toBe(false);
       // The pool has room again: neither silent connection is still counted.
       const held = await Promise.all([pool.connect(), pool.connect(), pool.connect()]);
