@@ -18,6 +18,12 @@ export type Received = {
 export type ReceiverOptions = {
   /** Hold each answer this long: a request's [arrivedAt, answeredAt] is then the call's execution. */
   holdMs?: number;
+  /**
+   * Answer only once this has settled (then after holdMs): while it runs, the caller is still
+   * waiting for the answer, so whatever it reads happened before the call returned. A failure does
+   * not stop the answer; the test records what it needs itself.
+   */
+  before?: (req: Received) => Promise<unknown>;
 };
 
 /**
@@ -45,8 +51,12 @@ export async function startReceiver(status: (req: Received) => number = () => 20
         r.answeredAt = performance.now();
         res.writeHead(code, { "content-type": "text/plain" }).end(code < 300 ? "ok" : "receiver says no");
       };
-      if (opts.holdMs) setTimeout(answer, opts.holdMs);
-      else answer();
+      const hold = () => {
+        if (opts.holdMs) setTimeout(answer, opts.holdMs);
+        else answer();
+      };
+      if (opts.before) void opts.before(r).then(hold, hold);
+      else hold();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
