@@ -51,6 +51,31 @@ export async function startConsole(opts: { databaseUrl: string; env?: StackEnv; 
 }
 
 /**
+ * A worker that serves only the custom handlers named in `handlers`, no built-ins
+ * (lib/testing/handler-worker.ts), on `databaseUrl`: each handler POSTs { handler, workerId, runId }
+ * to `receiver`, the witness outside the product of which process ran which run.
+ */
+export function startHandlerWorker(opts: { databaseUrl: string; id: string; handlers: string[]; receiver: string }): { process: ChildProcess; stop: () => Promise<void> } {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: opts.databaseUrl,
+    SLOTKEEPER_WORKER_ID: opts.id,
+    SLOTKEEPER_POLL_INTERVAL_MS: "250",
+    SK_TEST_HANDLERS: opts.handlers.join(","),
+    SK_TEST_RECEIVER: opts.receiver,
+    LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn",
+  };
+  const w = spawn(process.execPath, ["--import", "tsx", "lib/testing/handler-worker.ts"], { env, stdio: ["ignore", "inherit", "inherit"] });
+  const stop = async () => {
+    if (w.exitCode !== null || w.signalCode !== null) return;
+    const exited = new Promise((r) => w.once("exit", r));
+    w.kill("SIGTERM");
+    await exited;
+  };
+  return { process: w, stop };
+}
+
+/**
  * `env`: settings for the console and workers of this stack on top of the environment (alert
  * interval, …; a value of "" unsets a variable: `{ SLOTKEEPER_OUTBOUND_ALLOW: "" }` is a default
  * install). `workers`: how many default workers (`worker/main.ts`) start beside the console; 1
