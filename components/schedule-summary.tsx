@@ -51,6 +51,10 @@ export function ScheduleConfig({ schedule: s }: { schedule: Schedule }) {
         <Row label="Max lateness"><span data-testid="config-max-lateness">{s.maxLatenessSeconds === null ? "none" : `${s.maxLatenessSeconds}s`}</span></Row>
         <Row label="Jitter">{s.jitterSeconds}s</Row>
         <Row label="Overlap">{s.overlap}</Row>
+        <Row label="Queue"><span className="font-mono" data-testid="config-queue">{s.queue}</span></Row>
+        <Row label="Max concurrent">
+          <span data-testid="config-max-concurrent">{s.maxConcurrent != null ? `${s.maxConcurrent} at once` : s.overlap === "allow" ? "no limit" : `1 at once (overlap ${s.overlap})`}</span>
+        </Row>
         <Row label="Retry">
           {s.retry.maxAttempts} attempts, backoff {s.retry.baseSeconds}s → {s.retry.capSeconds}s
         </Row>

@@ -1,7 +1,10 @@
 "use client";
 
 import { useQuery } from "@tanstack/react-query";
+import { LIVE_REFRESH_MS } from "@/lib/client/api";
+import { handlersQuery } from "@/lib/client/schedules";
 import { workersQuery } from "@/lib/client/workers";
+import { HandlersTable } from "./handlers-table";
 import { PageHeader } from "./ui/page-header";
 import { EmptyState, ErrorState, Loading } from "./ui/states";
 import { Time } from "./ui/time";
@@ -12,9 +15,10 @@ const STATUS_STYLE = {
   stopped: "bg-slate-100 text-slate-600",
 } as const;
 
-/** Live and recently gone workers, their heartbeats, in-flight runs, partitions, and which programs each may run. */
+/** Live and recently gone workers, their heartbeats, in-flight runs, partitions, and which programs each may run; then the handlers with who serves them and their fleet-wide limits. */
 export function WorkersView() {
   const q = useQuery(workersQuery());
+  const handlers = useQuery({ ...handlersQuery(), refetchInterval: LIVE_REFRESH_MS });
   return (
     <div>
       <PageHeader title="Workers" description="Worker processes on every machine, live first. A worker that stops heartbeating is shown as silent." />
@@ -72,6 +76,19 @@ export function WorkersView() {
           </table>
         </div>
       )}
+      <section className="mt-8" aria-labelledby="handlers-heading">
+        <h2 id="handlers-heading" className="mb-1 text-sm font-semibold text-slate-800">Handlers</h2>
+        <p className="mb-3 text-sm text-slate-500">
+          A run goes only to a live worker serving its handler. A fleet-wide limit caps a handler&apos;s runs at once across every worker (<code className="rounded bg-slate-100 px-1">PUT /api/handlers/&#123;name&#125;/limit</code>).
+        </p>
+        {handlers.isPending || q.isPending ? (
+          <Loading />
+        ) : handlers.isError ? (
+          <ErrorState error={handlers.error} retry={() => handlers.refetch()} />
+        ) : (
+          <HandlersTable handlers={handlers.data} workers={q.data?.workers ?? []} />
+        )}
+      </section>
     </div>
   );
 }

@@ -7,6 +7,8 @@ import { fetchJson, LIVE_REFRESH_MS } from "./api";
 /** A schedule as the console reads it: the API view plus its health (on the list and on one). */
 export type Schedule = ScheduleView & Partial<Omit<ScheduleHealth, "rules" | "ageSeconds" | "stuckRun">> & { stuck?: boolean; stuckSince?: string | null };
 export type { HandlerInfo };
+/** A handler as GET /api/handlers lists it: the "may run twice" warning when not idempotent, and its fleet-wide limit (null: none). */
+export type HandlerListing = HandlerInfo & { warning?: string; maxConcurrent: number | null };
 
 export const schedulesKey = ["schedules"] as const;
 export const scheduleKey = (name: string) => ["schedules", "one", name] as const;
@@ -23,7 +25,7 @@ export const schedulesQuery = () =>
   });
 
 /** The list's filters, sort and cursor as GET /api/schedules takes them (lib/schedules/list.ts); empty values are left out. */
-export type ScheduleListParams = Partial<Record<"search" | "status" | "tag" | "handler" | "queue" | "managed" | "paused" | "timing" | "sort" | "cursor" | "limit", string>>;
+export type ScheduleListParams = Partial<Record<"search" | "status" | "tag" | "owner" | "handler" | "queue" | "managed" | "paused" | "timing" | "sort" | "cursor" | "limit", string>>;
 
 /** One page of the fleet, searched, filtered and sorted on the server; `nextCursor` is null on the last page. */
 export const schedulesPageQuery = (params: ScheduleListParams) => {
@@ -43,11 +45,11 @@ export const scheduleQuery = (name: string) =>
     refetchInterval: LIVE_REFRESH_MS,
   });
 
-/** Handlers a schedule may name: built-ins plus what workers registered. */
+/** Handlers a schedule may name: built-ins plus what workers registered, each with its fleet-wide limit. */
 export const handlersQuery = () =>
   queryOptions({
     queryKey: handlersKey,
-    queryFn: async ({ signal }) => (await fetchJson<{ handlers: HandlerInfo[] }>("/api/handlers", { signal })).handlers,
+    queryFn: async ({ signal }) => (await fetchJson<{ handlers: HandlerListing[] }>("/api/handlers", { signal })).handlers,
     staleTime: 30_000,
   });
 
