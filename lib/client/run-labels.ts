@@ -33,7 +33,7 @@ export function describeSkip(run: Pick<RunView, "state" | "skipReason" | "schedu
   }
 }
 
-/** What a catch-up policy does after an outage, with the article's 10:02–10:52 example. */
+/** What a catch-up policy does after an outage, with docs/schedules.md's 10:02–10:52 example. */
 export const CATCH_UP_EXPLAINED = {
   skip: "After an outage, missed slots are skipped; it resumes at the next slot. (15-minute job down 10:02–10:52: 0 runs, next at 11:00.)",
   latest: "After an outage, only the latest missed slot runs, once. (15-minute job down 10:02–10:52: 1 run, for 10:45.)",

@@ -23,7 +23,7 @@ describe("validateValues", () => {
 });
 
 describe("toBody", () => {
-  it("builds the design's schedule body", () => {
+  it("builds the API's schedule body (POST /api/schedules)", () => {
     expect(toBody({ ...valid, maxLatenessSeconds: "3600" }, "create")).toEqual({
       name: "nightly-report", description: "", handler: "noop", payload: {}, cron: "*/15 * * * *", timezone: "UTC", catchUp: "latest",
       maxLatenessSeconds: 3600, jitterSeconds: 0, overlap: "allow", retry: { maxAttempts: 6, baseSeconds: 30, capSeconds: 900 }, leaseSeconds: 60, enabled: true, tags: [], queue: "default",

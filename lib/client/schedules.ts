@@ -69,7 +69,7 @@ export const timingPreviewQuery = (t: TimingParams) =>
     staleTime: 10_000,
   });
 
-/** The body the form sends (the design's schedule body; PATCH adds `version`). */
+/** The body the form sends (POST /api/schedules's body; PATCH adds `version`). */
 export type ScheduleBody = Record<string, unknown>;
 
 /** A save's answer: the schedule, and warnings that did not stop the save (e.g. an outbound-policy note on `payload.url`). */

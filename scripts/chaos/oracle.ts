@@ -1,7 +1,7 @@
 // The independent oracle: which slots must exist, computed here from the schedule's timing and
 // what the chaos run asked of the API — never from Slotkeeper's own slot code or stored
-// high-water marks. Intervals: slot k is at k * everySeconds after the Unix epoch (the design's
-// rule). Cron: croner directly. Catch-up is "all" and max lateness unset for every chaos
+// high-water marks. Intervals: slot k is at k * everySeconds after the Unix epoch (the documented
+// rule, docs/schedules.md). Cron: croner directly. Catch-up is "all" and max lateness unset for every chaos
 // schedule, so every slot from creation to the cut must exist exactly once.
 import { Cron } from "croner";
 
@@ -41,7 +41,7 @@ export type OracleResult = {
   wrongFinalState: { schedule: string; slot: string; state: string }[];
 };
 
-/** All slots of a schedule in [from, to], ascending, by the design's rule (not Slotkeeper's code). */
+/** All slots of a schedule in [from, to], ascending, by the documented rule (not Slotkeeper's code). */
 export function slotsOf(s: Pick<OracleSchedule, "everySeconds" | "cron" | "timezone">, from: number, to: number): number[] {
   const out: number[] = [];
   if (s.everySeconds) {

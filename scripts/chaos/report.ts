@@ -130,7 +130,7 @@ export async function buildReport(i: ReportInput) {
   // Recovery: from the kill (or freeze) to the next attempt of each run the victim held.
   const held = i.faults.faults.flatMap((f) => f.held.map((h) => ({ ...h, at: f.at, kind: f.kind })));
   const takeovers = await readTakeovers(i.pool, held);
-  // The article's bound is lease + poll interval. The tolerance covers what the observer adds: the
+  // The takeover bound is lease + poll interval. The tolerance covers what the observer adds: the
   // kill is timestamped by this process just before the signal, a poll period runs from the end
   // of the previous pass, and the claim statement itself takes time on a loaded 2-core box.
   const boundMs = i.leaseMs + i.pollMs;

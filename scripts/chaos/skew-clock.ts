@@ -1,6 +1,6 @@
 // Preload for one chaos worker: `node --import tsx --import ./scripts/chaos/skew-clock.ts worker/main.ts`.
 // Shifts this process's idea of wall time by SLOTKEEPER_CLOCK_SKEW_MS (Date.now and new Date()),
-// without touching the worker's code. The design says the database clock decides every due,
+// without touching the worker's code. The database clock decides every due,
 // expired and late comparison, so a worker minutes off must change nothing the oracle can see.
 // Monotonic time (performance.now, process.hrtime, timers) is left alone on purpose: that is
 // what a worker may legitimately use to watch its own lease.
