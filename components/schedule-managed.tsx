@@ -19,9 +19,12 @@ export function ManagedBadges({ schedule: s }: { schedule: Managed }) {
   );
 }
 
-/** On the schedule page: where it is managed from, what differs from the file, and a pause note that applies leave alone. */
+/**
+ * On the schedule page: where it is managed from, what differs from the file, and a pause by hand:
+ * its note (which applies leave alone) and the time a worker resumes it.
+ */
 export function ManagedNotice({ schedule: s }: { schedule: Managed }) {
-  const paused = !s.enabled && s.pausedNote;
+  const paused = !s.enabled && (s.pausedNote || s.resumeAt);
   if (!s.managedBy && !paused) return null;
   return (
     <div className="space-y-1 rounded-lg border border-slate-200 bg-white p-3 text-sm text-slate-700" data-testid="managed-notice">
@@ -39,7 +42,12 @@ export function ManagedNotice({ schedule: s }: { schedule: Managed }) {
       ) : null}
       {paused ? (
         <p data-testid="paused-note">
-          Paused by hand: “{s.pausedNote}”{s.resumeAt ? <> · resumes <Time value={s.resumeAt} /></> : null}. Applies keep it paused until it is resumed.
+          {s.resumeAt ? <>Paused until <Time value={s.resumeAt} /></> : "Paused by hand"}
+          {s.pausedNote ? (
+            <>: “{s.pausedNote}”. Applies keep it paused until {s.resumeAt ? "then or until it is resumed" : "it is resumed"}.</>
+          ) : (
+            <>, when a worker resumes it.{s.managedBy ? ` Without a note, an apply of ${s.managedBy} sets it as the file says.` : ""}</>
+          )}
         </p>
       ) : null}
     </div>

@@ -31,10 +31,10 @@ export function SchedulesTable({ schedules }: { schedules: Schedule[] }) {
                   {s.name}
                 </Link>
                 {s.description ? <div className="max-w-xs truncate text-xs text-slate-500">{s.description}</div> : null}
-                {!s.enabled && s.pausedNote ? (
-                  <div className="max-w-xs truncate text-xs text-slate-600" data-testid="schedule-paused-note" title={s.pausedNote}>
-                    paused: {s.pausedNote}
-                    {s.resumeAt ? <> · resumes <Time value={s.resumeAt} /></> : null}
+                {!s.enabled && (s.pausedNote || s.resumeAt) ? (
+                  <div className="max-w-xs truncate text-xs text-slate-600" data-testid="schedule-paused-note" title={s.pausedNote ?? undefined}>
+                    {s.resumeAt ? <>paused until <Time value={s.resumeAt} /></> : "paused"}
+                    {s.pausedNote ? `: ${s.pausedNote}` : null}
                   </div>
                 ) : null}
                 {s.tags?.length || s.owner || s.managedBy ? (

@@ -18,7 +18,7 @@ import { EmptyState, ErrorState, Loading } from "./ui/states";
 const STATUSES = ["healthy", "late", "failing", "backlogged", "paused"];
 export const SCHEDULES_PAGE_SIZE = 50;
 /** The URL's parameters: the filters and sort (shareable), the page's cursor, and the cursors of the pages before it. */
-const FILTERS = ["search", "status", "tag", "handler", "queue", "managed", "timing", "sort"] as const;
+const FILTERS = ["search", "status", "tag", "owner", "handler", "queue", "managed", "timing", "sort"] as const;
 type Filter = (typeof FILTERS)[number];
 
 const selectClass = `${inputClass} w-40`;
@@ -56,10 +56,10 @@ export function SchedulesView() {
   };
 
   // Text filters are typed: the URL (and the request) follows once typing pauses.
-  const [text, setText] = useState({ search: get("search"), tag: get("tag"), handler: get("handler"), queue: get("queue") });
+  const [text, setText] = useState({ search: get("search"), tag: get("tag"), owner: get("owner"), handler: get("handler"), queue: get("queue") });
   const settled = useDebounced(text, 300);
   useEffect(() => {
-    if (settled.search !== get("search") || settled.tag !== get("tag") || settled.handler !== get("handler") || settled.queue !== get("queue")) navigate(settled);
+    if ((Object.keys(settled) as (keyof typeof settled)[]).some((k) => settled[k] !== get(k))) navigate(settled);
     // Only a settled edit writes the URL; reading the URL again here would undo a Back navigation.
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [settled]);
@@ -73,9 +73,11 @@ export function SchedulesView() {
     await Promise.all([qc.invalidateQueries({ queryKey: schedulesKey }), qc.invalidateQueries({ queryKey: overviewKey })]);
   };
   const anyFilter = FILTERS.some((k) => k !== "sort" && get(k));
-  const bulkFilter = { search: get("search"), status: get("status"), tag: get("tag") };
-  // The bulk routes take search, tag and status; with another filter on, they would reach more than the list shows.
-  const bulkable = canOperate && (bulkFilter.search || bulkFilter.status) && !get("handler") && !get("queue") && !get("managed") && !get("timing") && !get("status").includes(",");
+  const bulkFilter = { search: get("search"), status: get("status"), tag: get("tag"), owner: get("owner") };
+  const bulkKey = Object.values(bulkFilter).join("|");
+  // The bulk route takes search, one status, tag and owner; with another filter on, it would reach more than the list shows.
+  const bulkable =
+    canOperate && Object.values(bulkFilter).some(Boolean) && !get("handler") && !get("queue") && !get("managed") && !get("timing") && !get("status").includes(",");
   const pageNumber = back.length + 1;
   const rows = q.data?.schedules ?? [];
   const nextCursor = q.data?.nextCursor ?? null;
@@ -108,6 +110,10 @@ export function SchedulesView() {
         <label className="flex flex-col text-xs text-slate-600">
           Tag
           <input className={`${inputClass} w-32`} value={text.tag} onChange={(e) => setText({ ...text, tag: e.target.value })} data-testid="schedule-tag-filter" />
+        </label>
+        <label className="flex flex-col text-xs text-slate-600">
+          Owner
+          <input className={`${inputClass} w-32`} value={text.owner} onChange={(e) => setText({ ...text, owner: e.target.value })} data-testid="schedule-owner-filter" />
         </label>
         <label className="flex flex-col text-xs text-slate-600">
           Handler
@@ -144,8 +150,8 @@ export function SchedulesView() {
         </label>
         {bulkable ? (
           <span className="flex flex-wrap items-center gap-2" data-testid="bulk-schedules">
-            <BulkAction key={`p-${bulkFilter.search}-${bulkFilter.status}-${bulkFilter.tag}`} label="Pause all matching…" verb="Paused" noun="schedule" run={(dry) => bulkSchedules("pause", bulkFilter, dry)} onDone={done} testId="bulk-pause" />
-            <BulkAction key={`r-${bulkFilter.search}-${bulkFilter.status}-${bulkFilter.tag}`} label="Resume all matching…" verb="Resumed" noun="schedule" run={(dry) => bulkSchedules("resume", bulkFilter, dry)} onDone={done} testId="bulk-resume" />
+            <BulkAction key={`p-${bulkKey}`} label="Pause all matching…" verb="Paused" noun="schedule" run={(dry, note) => bulkSchedules("pause", bulkFilter, dry, note)} onDone={done} testId="bulk-pause" noteLabel="Note (optional)" />
+            <BulkAction key={`r-${bulkKey}`} label="Resume all matching…" verb="Resumed" noun="schedule" run={(dry) => bulkSchedules("resume", bulkFilter, dry)} onDone={done} testId="bulk-resume" />
           </span>
         ) : null}
         {notice ? <span role="status" className="self-center text-sm text-slate-600" data-testid="notice">{notice}</span> : null}

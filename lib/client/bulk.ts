@@ -20,11 +20,19 @@ export const bulkRuns = (action: "requeue" | "discard", f: RunFilters, dryRun: b
     },
   });
 
-export type ScheduleBulkFilters = { search?: string; status?: string };
+export type ScheduleBulkFilters = { search?: string; status?: string; tag?: string; owner?: string };
 
-/** Pause or resume every schedule matching the list's search and status, on the server; `dryRun` only lists them. */
-export const bulkSchedules = (action: "pause" | "resume", f: ScheduleBulkFilters, dryRun: boolean) =>
+/**
+ * Pause or resume every schedule matching the list's search, status, tag and owner, on the server;
+ * `dryRun` only lists them. A pause may carry a note (kept through applies of a schedules file).
+ */
+export const bulkSchedules = (action: "pause" | "resume", f: ScheduleBulkFilters, dryRun: boolean, note?: string) =>
   fetchJson<BulkSchedulesResult>("/api/bulk/schedules", {
     method: "POST",
-    json: { action, dryRun, filter: { ...(f.search ? { search: f.search } : {}), ...(f.status ? { status: f.status } : {}) } },
+    json: {
+      action,
+      dryRun,
+      filter: Object.fromEntries((["search", "status", "tag", "owner"] as const).filter((k) => f[k]).map((k) => [k, f[k]])),
+      ...(note ? { note } : {}),
+    },
   });
