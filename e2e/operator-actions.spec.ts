@@ -1,7 +1,9 @@
 // Operator journeys of schedules as code and of settling runs by hand, in a real browser against
 // the real stack: a schedule applied from a file shows where it is managed from and, once edited
 // outside the file, that it drifted and in which field; a pending run is cancelled and a dead run
-// discarded from the run page, each with a reason, and the database says so.
+// discarded from the run page, each with a reason, and the database says so; schedules are
+// filtered by owner and paused in bulk by a tag alone with a note; a pause with only a resume
+// time reads "paused until" that time.
 import { expect, test } from "./fixtures";
 
 const suffix = Date.now().toString(36);
@@ -121,7 +123,9 @@ test("a pause with a note and a resume time shows on the list and the page, and 
   expect({ enabled: stored.enabled, note: stored.paused_note }).toEqual({ enabled: false, note: "database upgrade" });
   expect(stored.resume_at.getTime()).toBeGreaterThan(now);
   await page.goto("/schedules");
-  await expect(page.locator(`[data-testid="schedule-row"][data-name="${name}"]`).getByTestId("schedule-paused-note")).toContainText("paused: database upgrade");
+  const listed = page.locator(`[data-testid="schedule-row"][data-name="${name}"]`).getByTestId("schedule-paused-note");
+  await expect(listed).toContainText(/^paused until .+: database upgrade$/);
+  await expect(listed.locator("time")).toHaveAttribute("datetime", stored.resume_at.toISOString());
 
   // The database clock moves past the resume time; the worker's auto-resume loop (every 5 s) resumes it.
   await sql.query("UPDATE sk_clock SET frozen_at = NULL, shift = ($1::timestamptz - now()) WHERE id = 1", [new Date(stored.resume_at.getTime() + 60_000)]);
@@ -154,4 +158,80 @@ test("run now with a payload runs once with that payload and leaves the schedule
   expect((await sql.query("SELECT payload FROM schedules WHERE name = $1", [name])).rows).toEqual([{ payload: { region: "eu" } }]);
   await page.goto(`/runs/${rows.rows[0].id}`);
   await expect(page.getByTestId("run-payload-override")).toContainText('"rerun": true');
+});
+
+test("a bulk pause by a tag alone carries a note: the server's count first, then each matching schedule paused with it", async ({ page, request, sql }) => {
+  const tag = `e2e-bulk-tag-${suffix}`;
+  const names = ["a", "b", "c"].map((x) => `e2e-bulk-tag-${x}-${suffix}`);
+  const other = `e2e-bulk-other-${suffix}`;
+  for (const name of names) expect((await request.post("/api/schedules", { data: { name, handler: "noop", everySeconds: 86_400, tags: [tag] } })).status()).toBe(201);
+  // Already paused: a bulk pause does not count it or touch its note.
+  const quiet = `e2e-bulk-tag-quiet-${suffix}`;
+  expect((await request.post("/api/schedules", { data: { name: quiet, handler: "noop", everySeconds: 86_400, tags: [tag], enabled: false } })).status()).toBe(201);
+  expect((await request.post("/api/schedules", { data: { name: other, handler: "noop", everySeconds: 86_400, tags: [`${tag}-x`] } })).status()).toBe(201);
+  const state = async () =>
+    (await sql.query("SELECT name, enabled, paused_note FROM schedules WHERE name = ANY($1) AND deleted_at IS NULL ORDER BY name", [[...names, quiet, other]])).rows as { name: string; enabled: boolean; paused_note: string | null }[];
+  const before = await state();
+
+  await page.goto("/schedules");
+  await page.getByTestId("schedule-tag-filter").fill(tag);
+  await expect(page.getByTestId("schedule-row")).toHaveCount(4);
+  await expect(page).toHaveURL(new RegExp(`[?&]tag=${tag}(&|$)`));
+  await page.getByTestId("bulk-pause").click();
+  await expect(page.getByTestId("bulk-pause-count")).toHaveText("3 schedules match.");
+  expect(await state()).toEqual(before); // counting changes nothing
+  await page.getByTestId("bulk-pause-note").fill("quarterly maintenance");
+  await page.getByTestId("bulk-pause-confirm").click();
+  await expect(page.getByTestId("notice")).toHaveText("Paused 3 schedules.");
+
+  expect(await state()).toEqual(
+    [...names.map((name) => ({ name, enabled: false, paused_note: "quarterly maintenance" })), { name: other, enabled: true, paused_note: null }, { name: quiet, enabled: false, paused_note: null }].sort((a, b) => a.name.localeCompare(b.name)),
+  );
+  const audited = await sql.query("SELECT target_id, after->>'note' AS note FROM audit_log WHERE action = 'schedule.pause' AND target_id = ANY($1) ORDER BY target_id", [[...names, quiet, other]]);
+  expect(audited.rows).toEqual(names.map((n) => ({ target_id: n, note: "quarterly maintenance" })));
+  for (const name of names) await expect(page.locator(`[data-testid="schedule-row"][data-name="${name}"]`).getByTestId("schedule-paused-note")).toHaveText("paused: quarterly maintenance");
+});
+
+test("the schedules list filters by owner, from the URL too, and offers the bulk actions for an owner alone", async ({ page, request }) => {
+  const mine = [`e2e-owner-a1-${suffix}`, `e2e-owner-a2-${suffix}`];
+  const theirs = `e2e-owner-b-${suffix}`;
+  for (const name of mine) expect((await request.post("/api/schedules", { data: { name, handler: "noop", everySeconds: 86_400, owner: `team-a-${suffix}` } })).status()).toBe(201);
+  expect((await request.post("/api/schedules", { data: { name: theirs, handler: "noop", everySeconds: 86_400, owner: `team-b-${suffix}` } })).status()).toBe(201);
+
+  await page.goto("/schedules");
+  await expect(page.getByTestId("bulk-schedules")).toHaveCount(0);
+  await page.getByTestId("schedule-owner-filter").fill(`team-a-${suffix}`);
+  const rows = page.getByTestId("schedule-row");
+  await expect(rows).toHaveCount(2);
+  expect(await rows.evaluateAll((els) => els.map((e) => e.getAttribute("data-name")))).toEqual(mine);
+  for (const row of await rows.all()) await expect(row.getByTestId("schedule-owner")).toHaveText(`owner: team-a-${suffix}`);
+  await expect(page.getByTestId("bulk-pause")).toBeVisible();
+  await page.getByTestId("bulk-pause").click();
+  await expect(page.getByTestId("bulk-pause-count")).toHaveText("2 schedules match.");
+
+  // A copied link opens the same filtered list.
+  await page.goto(`/schedules?owner=team-b-${suffix}`);
+  await expect(page.getByTestId("schedule-owner-filter")).toHaveValue(`team-b-${suffix}`);
+  await expect(rows).toHaveCount(1);
+  await expect(rows.first()).toHaveAttribute("data-name", theirs);
+});
+
+test("a pause with a resume time and no note reads 'paused until' that time on the list and the page", async ({ page, request, sql }) => {
+  const name = `e2e-until-${suffix}`;
+  expect((await request.post("/api/schedules", { data: { name, handler: "noop", everySeconds: 3600 } })).status()).toBe(201);
+  const now = ((await sql.query("SELECT sk_now() AS now")).rows[0] as { now: Date }).now.getTime();
+  const resumeAt = new Date(Math.ceil((now + 3 * 3600_000) / 60_000) * 60_000).toISOString();
+  expect((await request.post(`/api/schedules/${name}/pause`, { data: { resumeAt } })).status()).toBe(200);
+  expect((await sql.query("SELECT enabled, paused_note, resume_at FROM schedules WHERE name = $1", [name])).rows).toEqual([{ enabled: false, paused_note: null, resume_at: new Date(resumeAt) }]);
+
+  await page.goto("/schedules");
+  const listed = page.locator(`[data-testid="schedule-row"][data-name="${name}"]`).getByTestId("schedule-paused-note");
+  await expect(listed).toHaveText(/^paused until [^:]+:\d\d:\d\d[^:]*$/); // the time, and no note after it
+  await expect(listed.locator("time")).toHaveAttribute("datetime", resumeAt);
+
+  await page.goto(`/schedules/${name}`);
+  const notice = page.getByTestId("paused-note");
+  await expect(notice).toContainText("Paused until");
+  await expect(notice).toContainText("when a worker resumes it.");
+  await expect(notice.locator("time")).toHaveAttribute("datetime", resumeAt);
 });
