@@ -2,7 +2,7 @@ import { NextResponse, type NextRequest } from "next/server";
 import { loopbackRefusal } from "./lib/auth/access";
 import { readSessionCookie } from "./lib/auth/session";
 import { getAccessSettings } from "./lib/auth/settings";
-import { contentSecurityPolicy } from "./lib/security/csp";
+import { API_CSP, contentSecurityPolicy } from "./lib/security/csp";
 
 /**
  * Runs before every page request (Node runtime, Next 16's default for proxy):
@@ -10,7 +10,8 @@ import { contentSecurityPolicy } from "./lib/security/csp";
  * - credentials mode: send pages without a session cookie to /login (whether the session still
  *   holds is the API's to say: a page whose session ended gets 401 from its first API call, and the
  *   console then goes to /login — lib/client/api.ts);
- * - pages get a fresh CSP nonce, which Next.js puts on its own scripts.
+ * - pages get a fresh CSP nonce, which Next.js puts on its own scripts; the refusal and the
+ *   redirect, which render nothing, get the policy that lets nothing load (every response has one).
  *
  * API routes are not matched: each one decides access itself (lib/server/route.ts, and
  * app/api/access.test.ts checks that every route does), and a request that runs proxy has its
@@ -23,7 +24,7 @@ export function proxy(request: NextRequest) {
 
   if (settings.mode === "loopback-only") {
     const refusal = loopbackRefusal(request, settings);
-    if (refusal) return new Response(`403 Forbidden\n\n${refusal}\n`, { status: 403, headers: { "content-type": "text/plain; charset=utf-8" } });
+    if (refusal) return new Response(`403 Forbidden\n\n${refusal}\n`, { status: 403, headers: { "content-type": "text/plain; charset=utf-8", "content-security-policy": API_CSP } });
   }
 
   if (settings.mode === "credentials" && path !== "/login") {
@@ -31,7 +32,9 @@ export function proxy(request: NextRequest) {
       const url = request.nextUrl.clone();
       url.pathname = "/login";
       url.search = `?next=${encodeURIComponent(path + request.nextUrl.search)}`;
-      return NextResponse.redirect(url);
+      const redirect = NextResponse.redirect(url);
+      redirect.headers.set("content-security-policy", API_CSP);
+      return redirect;
     }
   }
 
