@@ -35,6 +35,12 @@ export const runOrigin = pgEnum("run_origin", ["schedule", "catch_up", "manual",
 // `cancelled` and `discarded`: an operator settled the run by hand (lib/runs/operator-skip.ts).
 export const skipReason = pgEnum("skip_reason", ["missed", "coalesced", "too_late", "overlap", "paused", "deleted", "cancelled", "discarded"]);
 export const attemptOutcome = pgEnum("attempt_outcome", ["succeeded", "failed", "timed_out", "lease_expired", "aborted"]);
+/**
+ * A schedule's status as the alert pass last judged it (lib/health/schedule-health.ts, deriveStatus),
+ * declared worst first: `ORDER BY status` lists failing, late, backlogged, healthy, paused, the
+ * order of the Schedules page's status sort and of the metrics' `worst:N`.
+ */
+export const healthStatus = pgEnum("health_status", ["failing", "late", "backlogged", "healthy", "paused"]);
 
 /**
  * A schedule says WHEN and WHAT. Column defaults are the schedule defaults (lib/schedules/defaults.ts). `next_slot_at` is the high-water mark: the next slot the tick
@@ -608,16 +614,70 @@ export const alertStates = pgTable(
  * The alert pass's watch list: per schedule, the earliest instant at which one of its rule verdicts
  * could change with no write to its runs or to the schedule (the "would be late at", "would be
  * backlogged at", "would be stuck at" instants, or the next pass while an alert fires). A pass reads
- * only the rows whose instant has come (alert_watch_check_idx); only the pass writes here, under its
- * advisory lock. lib/alerts/watch.ts works the instants out.
+ * only the rows whose instant has come (alert_watch_check_idx). Every live schedule has a row: the
+ * statement that makes a schedule makes its row, due at once and not evaluated yet
+ * (lib/db/sql/triggers/schedules_alert_watch_insert.sql); otherwise only the pass writes here,
+ * under its advisory lock. lib/alerts/watch.ts works the instants out.
  */
 export const alertWatch = pgTable(
   "alert_watch",
   {
     scheduleId: bigint("schedule_id", { mode: "number" }).primaryKey(),
     checkAt: ts("check_at").notNull(),
+    /**
+     * What the pass that last evaluated the schedule found: its status, its handler then, the rules
+     * that held (late, failing, backlogged, unserved, stuck) and the instant it passed, or will
+     * pass, the first of its late and backlog thresholds (the metrics' `worst:N` order). All null
+     * until its first evaluation: a new schedule's row is made with it, not evaluated yet.
+     * schedule_counts and rule_counts count these (lib/db/sql/functions/alert_watch_counts.sql).
+     */
+    status: healthStatus("status"),
+    handler: text("handler"),
+    rules: text("rules").array(),
+    overdueAt: ts("overdue_at"),
   },
-  (t) => [index("alert_watch_check_idx").on(t.checkAt)],
+  (t) => [
+    index("alert_watch_check_idx").on(t.checkAt),
+    // The worst first, as of the last pass: `worst:N` walks this and stops after N.
+    index("alert_watch_worst_idx").on(t.status, t.overdueAt, t.scheduleId).where(sql`status IS NOT NULL`),
+    // The schedules not evaluated yet: as many as were made since the last pass.
+    index("alert_watch_unevaluated_idx").on(t.scheduleId).where(sql`status IS NULL`),
+  ],
+);
+
+/**
+ * Evaluated schedules by the status and handler the alert pass last found, kept exact by a
+ * statement-level trigger on alert_watch (lib/db/sql/triggers/alert_watch_counts_*.sql) that adds
+ * each statement's change: the Overview's counts and `slotkeeper_schedules` read these few rows,
+ * not the fleet. A count that falls to 0 keeps its row.
+ */
+export const scheduleCounts = pgTable(
+  "schedule_counts",
+  {
+    status: healthStatus("status").notNull(),
+    handler: text("handler").notNull(),
+    n: bigint("n", { mode: "number" }).notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.status, t.handler] })],
+);
+
+/** Evaluated schedules for which each rule held when the alert pass last looked, kept like schedule_counts. */
+export const ruleCounts = pgTable("rule_counts", {
+  rule: text("rule").primaryKey(),
+  n: bigint("n", { mode: "number" }).notNull(),
+});
+
+/**
+ * The last alert pass that finished: the database clock reading it took before it read the log of
+ * changes. schedule_counts and rule_counts are at least that recent. No row until a pass finishes.
+ */
+export const alertPass = pgTable(
+  "alert_pass",
+  {
+    id: integer("id").primaryKey().default(1),
+    startedAt: ts("started_at").notNull(),
+  },
+  () => [check("alert_pass_single_row", sql`id = 1`)],
 );
 
 /**
