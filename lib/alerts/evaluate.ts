@@ -13,6 +13,10 @@
  *    transition is recorded and queued together or not at all. Sending happens elsewhere
  *    (lib/alerts/deliveries.ts), outside this transaction.
  *
+ * Each evaluated schedule's status, handler and rules are stored with its watch row, in the same
+ * transaction as its verdicts; the counts by status that the Overview and the metrics read follow
+ * by trigger (lib/alerts/watch.ts), and a finished pass records the clock reading they are as of.
+ *
  * Every "since" and reminder comparison reads sk_now(): one clock decides.
  */
 import { sql } from "drizzle-orm";
@@ -20,7 +24,7 @@ import type { PoolClient } from "pg";
 import type { Db } from "../db/client";
 import { getScheduleHealthAt } from "../health/schedule-health";
 import { verdictsFor, type RuleVerdict } from "./rules";
-import { drainChanges, dueSchedules, nextCheckAt, storeChecks, watchInputs } from "./watch";
+import { drainChanges, dueSchedules, nextCheckAt, passClock, recordPass, storeChecks, watchedSchedule, watchInputs, type WatchedSchedule } from "./watch";
 
 export type EvaluateOptions = {
   /** Base URL of the console, for the link in each notification. */
@@ -60,7 +64,9 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     if (!locked) return { evaluated: false, firing: 0, resolved: 0, reminders: 0, checked: 0 };
     const result: EvaluateResult = { evaluated: true, firing: 0, resolved: 0, reminders: 0, checked: 0 };
     // Only what changed or came due (lib/alerts/watch.ts): the logged writes first, then the
-    // schedules whose instant has passed, by id, a page at a time.
+    // schedules whose instant has passed, by id, a page at a time. The clock is read first: once
+    // every page is stored, the counts by status are the fleet's as of that reading.
+    const startedAt = await passClock(db);
     await drainChanges(db);
     const due = await dueSchedules(db);
     const pageSize = opts.pageSize ?? EVALUATE_PAGE_SIZE;
@@ -81,22 +87,23 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
         result.resolved += transitions.resolved;
         if (opts.reminderSeconds > 0) result.reminders += await recordReminders(tx, verdicts, opts.reminderSeconds);
         result.checked += page.length;
-        // The next instant of each schedule; a deleted one has just resolved whatever fired.
+        // The next instant of each schedule, with what was found; a deleted one has just resolved
+        // whatever fired, and leaves the list.
         const inputs = await watchInputs(tx, page.map((s) => s.id));
         const firing = new Set(verdicts.filter((v) => v.firing).map((v) => v.scheduleId));
-        const next: { id: number; at: Date }[] = [];
+        const next: WatchedSchedule[] = [];
         const unwatched = new Set(ids);
         for (const s of page) {
           const h = health.get(s.id);
           const w = inputs.get(s.id);
           if (s.deleted || !h || !w || at === null) continue;
           unwatched.delete(s.id);
-          next.push({ id: s.id, at: nextCheckAt(at, h, firing.has(s.id), w, s.id) });
+          next.push(watchedSchedule(s, at, h, nextCheckAt(at, h, firing.has(s.id), w, s.id)));
         }
         await storeChecks(tx, next, [...unwatched]);
       });
     }
-    return result;
+    await recordPass(db, startedAt);
     return result;
   } finally {
     await releaseLock(lockClient, locked);
@@ -119,13 +126,13 @@ async function releaseLock(client: PoolClient, locked: boolean): Promise<void> {
   }
 }
 
-type ScheduleRef = { id: number; name: string; deleted: boolean };
+type ScheduleRef = { id: number; name: string; handler: string; deleted: boolean };
 
-/** The due schedules that still exist, with their names and whether they were deleted. */
+/** The due schedules that still exist, with their names, handlers and whether they were deleted. */
 async function scheduleRefs(tx: Tx, ids: number[]): Promise<ScheduleRef[]> {
-  const r = await tx.execute<{ id: number; name: string; deleted: boolean }>(sql`
-    SELECT s.id, s.name, s.deleted_at IS NOT NULL AS deleted FROM schedules s WHERE s.id = ANY(${sql.param(ids)}::bigint[]) ORDER BY s.id`);
-  return r.rows.map((s) => ({ id: Number(s.id), name: s.name, deleted: s.deleted }));
+  const r = await tx.execute<{ id: number; name: string; handler: string; deleted: boolean }>(sql`
+    SELECT s.id, s.name, s.handler, s.deleted_at IS NOT NULL AS deleted FROM schedules s WHERE s.id = ANY(${sql.param(ids)}::bigint[]) ORDER BY s.id`);
+  return r.rows.map((s) => ({ id: Number(s.id), name: s.name, handler: s.handler, deleted: s.deleted }));
 }
 
 /** The verdicts as one set of parallel arrays, unnested in SQL into an `input` relation. */

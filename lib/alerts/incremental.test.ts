@@ -84,11 +84,17 @@ describe("an alert pass costs what changed", () => {
     const first = await measuredPass();
     expect(first.checked).toBe(20_000);
     expect(first.reads.schedules).toBeGreaterThanOrEqual(20_000);
+    // The counts by status the pass keeps: every schedule judged healthy, under its handler.
+    const counts = () => t.pool.query("SELECT status::text, handler, n::int, xmin::text FROM schedule_counts WHERE n > 0 ORDER BY 1, 2");
+    const counted = (await counts()).rows;
+    expect(counted.map(({ status, handler, n }) => ({ status, handler, n }))).toEqual([{ status: "healthy", handler: "noop", n: 20_000 }]);
 
     await setClock(t.pool, at(60));
     const idle = await measuredPass();
     expect(idle.checked).toBe(0);
     expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0 });
+    // ...and leaves the counts as they were, not even rewritten (the same row versions).
+    expect((await counts()).rows).toEqual(counted);
 
     // 50 runs succeed (the real finish statement): the next pass reads those 50 schedules, a few
     // tuples each, and nothing of the other 19,950.

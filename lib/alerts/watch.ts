@@ -26,11 +26,19 @@
  * changing across a daylight-saving shift, runs deleted by hand) is caught by MAX_WATCH_SECONDS:
  * every live schedule is evaluated at least once a day (between 12 and 24 hours after the last
  * time, by schedule, so that a fleet evaluated at once does not come due at once).
+ *
+ * A new schedule's row is made by the statement that makes the schedule, due at once. With each
+ * evaluation the pass stores what it found (status, handler, the rules that hold, when the schedule
+ * is overdue: `storeChecks`), and a trigger on alert_watch keeps schedule_counts and rule_counts
+ * equal to those rows (lib/db/sql/functions/alert_watch_counts.sql). Since every change that can
+ * move a status or a rule makes the schedule due by one of the ways above, the counts are the
+ * fleet's as of the last pass (lib/health/status-counts.ts reads them).
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import type { ScheduleHealth } from "../health/schedule-health";
+import type { HealthStatus, ScheduleHealth } from "../health/schedule-health";
 import { STUCK_MIN_AFTER_SECONDS, stuckAfterSql } from "../runs/stuck";
+import { ALERT_RULES, type AlertRule } from "./rules";
 
 type Tx = Pick<Db, "execute">;
 
@@ -150,15 +158,67 @@ export async function watchInputs(tx: Tx, ids: number[]): Promise<Map<number, Wa
   return out;
 }
 
-/** Store the next instants; schedules no longer watched (deleted with nothing firing, or gone) leave the list. */
-export async function storeChecks(tx: Tx, next: { id: number; at: Date }[], unwatched: number[]): Promise<void> {
+/**
+ * When the schedule is, or will be, past the first of its late and backlog thresholds, as judged
+ * at `now` (null when it has neither). How far past is `now` minus this, so ordering by it, earliest
+ * first, is worst first within a status, and the order holds as time passes with nothing written.
+ * Examples at 10:00: late after 630 s, last success 09:50 → 10:00:30; also a pending slot of 09:50
+ * with a 300 s backlog threshold → 09:55.
+ */
+export function overdueAt(now: Date, h: ScheduleHealth): Date | null {
+  const t = now.getTime();
+  const at: number[] = [];
+  if (h.lateAfterSeconds !== null) at.push(t + (h.lateAfterSeconds - (h.sinceLastSuccessSeconds ?? h.ageSeconds)) * 1000);
+  if (h.backlogAfterSeconds !== null && h.oldestPendingAgeSeconds !== null) at.push(t + (h.backlogAfterSeconds - h.oldestPendingAgeSeconds) * 1000);
+  return at.length === 0 ? null : new Date(Math.round(Math.min(...at)));
+}
+
+/** What a pass stores of one evaluated schedule: when to look again, and what it found. */
+export type WatchedSchedule = { id: number; checkAt: Date; status: HealthStatus; handler: string; rules: AlertRule[]; overdueAt: Date | null };
+
+/** What the pass stores for `schedule` evaluated at `now`, to look at it again at `checkAt`. */
+export function watchedSchedule(schedule: { id: number; handler: string }, now: Date, h: ScheduleHealth, checkAt: Date): WatchedSchedule {
+  return { id: schedule.id, checkAt, status: h.status, handler: schedule.handler, rules: ALERT_RULES.filter((r) => h.rules[r]), overdueAt: overdueAt(now, h) };
+}
+
+/**
+ * Store each evaluated schedule's next instant and what the pass found (the counts by status
+ * follow, by trigger); schedules no longer watched (deleted, or gone) leave the list, and the counts.
+ * A row that would not change is not written.
+ */
+export async function storeChecks(tx: Tx, next: WatchedSchedule[], unwatched: number[]): Promise<void> {
   if (next.length > 0) {
     await tx.execute(sql`
-      UPDATE alert_watch w SET check_at = x.at
-      FROM unnest(${sql.param(next.map((n) => n.id))}::bigint[], ${sql.param(next.map((n) => n.at.toISOString()))}::timestamptz[]) AS x(id, at)
-      WHERE w.schedule_id = x.id AND w.check_at IS DISTINCT FROM x.at`);
+      UPDATE alert_watch w SET check_at = x.at, status = x.status, handler = x.handler, rules = string_to_array(x.rules, ','), overdue_at = x.overdue
+      FROM unnest(
+        ${sql.param(next.map((n) => n.id))}::bigint[],
+        ${sql.param(next.map((n) => n.checkAt.toISOString()))}::timestamptz[],
+        ${sql.param(next.map((n) => n.status))}::health_status[],
+        ${sql.param(next.map((n) => n.handler))}::text[],
+        ${sql.param(next.map((n) => n.rules.join(",")))}::text[],
+        ${sql.param(next.map((n) => n.overdueAt?.toISOString() ?? null))}::timestamptz[]
+      ) AS x(id, at, status, handler, rules, overdue)
+      WHERE w.schedule_id = x.id
+        AND (w.check_at, w.status, w.handler, w.rules, w.overdue_at) IS DISTINCT FROM (x.at, x.status, x.handler, string_to_array(x.rules, ','), x.overdue)`);
   }
   if (unwatched.length > 0) {
     await tx.execute(sql`DELETE FROM alert_watch WHERE schedule_id = ANY(${sql.param(unwatched)}::bigint[])`);
   }
+}
+
+/** The database clock, read once at the start of a pass: what recordPass stores at its end. */
+export async function passClock(db: Tx): Promise<Date> {
+  const r = await db.execute<{ now: Date | string }>(sql`SELECT sk_now() AS now`);
+  return new Date(r.rows[0].now);
+}
+
+/**
+ * Record that a pass begun at `startedAt` (passClock, read before the drain) has finished: every
+ * write committed before then was drained, and every instant up to then has come, so the counts
+ * are at least that recent.
+ */
+export async function recordPass(db: Tx, startedAt: Date): Promise<void> {
+  await db.execute(sql`
+    INSERT INTO alert_pass (id, started_at) VALUES (1, ${startedAt.toISOString()}::timestamptz)
+    ON CONFLICT (id) DO UPDATE SET started_at = excluded.started_at`);
 }
