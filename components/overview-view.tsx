@@ -8,7 +8,7 @@ import { ScheduleHealthTable } from "./schedule-health-table";
 import { PageHeader } from "./ui/page-header";
 import { Stat } from "./ui/stat";
 import { EmptyState, ErrorState, Loading } from "./ui/states";
-import { formatDuration } from "./ui/time";
+import { formatDuration, Time } from "./ui/time";
 
 const STATUS_LINKS = [
   { status: "failing", label: "Failing", tone: "bad" },
@@ -51,6 +51,26 @@ function PendingWaitHistogram({ buckets }: { buckets: OverviewSummary["pendingWa
   );
 }
 
+/** When the counts by status were judged (the last alert pass), and how many schedules no pass has judged yet. */
+function StatusCountsFreshness({ asOf, notEvaluated }: { asOf: string | null; notEvaluated: number }) {
+  return (
+    <p className="text-xs text-slate-500" data-testid="status-counts-as-of">
+      {asOf ? (
+        <>
+          As of the last alert pass at <Time value={asOf} />.
+        </>
+      ) : (
+        "No alert pass has finished yet: the workers judge each schedule's status."
+      )}{" "}
+      {notEvaluated > 0 ? (
+        <span data-testid="status-not-evaluated">
+          {notEvaluated} {notEvaluated === 1 ? "schedule" : "schedules"} not evaluated yet{asOf ? " (made since)" : ""}, in no count above.
+        </span>
+      ) : null}
+    </p>
+  );
+}
+
 /** The Overview: totals, counts by status, the worst schedules, the due runs' waits, and health over time. */
 export function OverviewView() {
   const q = useQuery(overviewQuery());
@@ -84,13 +104,16 @@ export function OverviewView() {
             </EmptyState>
           ) : (
             <>
-              <nav aria-label="Schedules by status" className="grid grid-cols-2 gap-4 md:grid-cols-5" data-testid="overview-status-counts">
-                {STATUS_LINKS.map((s) => (
-                  <Link key={s.status} href={`/schedules?status=${s.status}`} className="rounded-lg hover:ring-2 hover:ring-slate-300" aria-label={`${q.data.statusCounts[s.status]} ${s.label.toLowerCase()} schedules`}>
-                    <Stat label={s.label} value={q.data.statusCounts[s.status]} tone={s.tone !== "default" && q.data.statusCounts[s.status] > 0 ? s.tone : "default"} testId={`status-count-${s.status}`} />
-                  </Link>
-                ))}
-              </nav>
+              <div className="space-y-2">
+                <nav aria-label="Schedules by status" className="grid grid-cols-2 gap-4 md:grid-cols-5" data-testid="overview-status-counts">
+                  {STATUS_LINKS.map((s) => (
+                    <Link key={s.status} href={`/schedules?status=${s.status}`} className="rounded-lg hover:ring-2 hover:ring-slate-300" aria-label={`${q.data.statusCounts[s.status]} ${s.label.toLowerCase()} schedules`}>
+                      <Stat label={s.label} value={q.data.statusCounts[s.status]} tone={s.tone !== "default" && q.data.statusCounts[s.status] > 0 ? s.tone : "default"} testId={`status-count-${s.status}`} />
+                    </Link>
+                  ))}
+                </nav>
+                <StatusCountsFreshness asOf={q.data.statusAsOf} notEvaluated={q.data.notEvaluated} />
+              </div>
               <section aria-labelledby="worst-success-title" className="space-y-2">
                 <h2 id="worst-success-title" className="text-sm font-semibold text-slate-900">Longest since their last success</h2>
                 <p className="text-xs text-slate-500">

@@ -93,11 +93,16 @@ export async function overviewSchedulesByIds(db: Db, ids: number[]): Promise<Ove
   });
 }
 
-/** The Overview's answer: header totals, counts by status, the two worst-50 lists and the due runs' waits. */
+/** The Overview's answer: header totals, counts by status (as of the last alert pass), the two worst-50 lists and the due runs' waits. */
 export const overviewSummarySchema = z
   .object({
     totals: overviewTotalsSchema,
+    /** Live schedules by status as the last alert pass judged them (not evaluated yet: `notEvaluated`). */
     statusCounts: statusCountsSchema,
+    /** The database clock reading the counts are as of: the start of the last finished alert pass; null before the first. */
+    statusAsOf: z.string().nullable(),
+    /** Live schedules no alert pass has judged yet (made since the last one): in no status count. */
+    notEvaluated: z.number().int(),
     /** The 50 longest since their last success (never succeeded first), worst first. */
     worstSinceLastSuccess: z.array(overviewScheduleSchema),
     /** The 50 whose oldest due pending run has waited longest, worst first. */
@@ -113,5 +118,13 @@ export async function getOverview(db: Db): Promise<OverviewSummary> {
     overviewSchedulesByIds(db, summary.worstSinceLastSuccess),
     overviewSchedulesByIds(db, summary.worstOldestPending),
   ]);
-  return { totals, statusCounts: summary.statusCounts, worstSinceLastSuccess, worstOldestPending, pendingWait: summary.pendingWait };
+  return {
+    totals,
+    statusCounts: summary.statusCounts,
+    statusAsOf: summary.statusAsOf?.toISOString() ?? null,
+    notEvaluated: summary.notEvaluated,
+    worstSinceLastSuccess,
+    worstOldestPending,
+    pendingWait: summary.pendingWait,
+  };
 }

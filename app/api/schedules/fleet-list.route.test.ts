@@ -3,6 +3,7 @@
 // to the end, returns each matching schedule exactly once and in order; the Overview's counts, worst
 // lists and wait histogram are what the arithmetic says; bad parameters are a 400 naming the field.
 import { beforeAll, describe, expect, it } from "vitest";
+import { evaluateAlerts } from "@/lib/alerts/evaluate";
 import { setClock } from "@/lib/testing/clock";
 import { setupTestDatabase } from "@/lib/testing/db";
 import { seedFleet } from "@/lib/testing/fleet";
@@ -168,16 +169,29 @@ describe("GET /api/schedules over a fleet", () => {
 });
 
 describe("GET /api/overview over a fleet", () => {
-  it("counts by status, lists the worst 50 both ways and buckets the due runs' waits as the arithmetic says", async () => {
-    const res = await overviewGet(new Request("http://127.0.0.1/api/overview"), ctx);
-    expect(res.status).toBe(200);
-    const o = (await res.json()) as {
-      totals: { schedules: number };
-      statusCounts: Record<Status, number>;
-      worstSinceLastSuccess: { name: string }[];
-      worstOldestPending: { name: string }[];
-      pendingWait: { below: number | null; count: number }[];
+  it("counts by status as the last alert pass found them, lists the worst 50 both ways and buckets the due runs' waits as the arithmetic says", async () => {
+    const get = async () => {
+      const res = await overviewGet(new Request("http://127.0.0.1/api/overview"), ctx);
+      expect(res.status).toBe(200);
+      return (await res.json()) as {
+        totals: { schedules: number };
+        statusCounts: Record<Status, number>;
+        statusAsOf: string | null;
+        notEvaluated: number;
+        worstSinceLastSuccess: { name: string }[];
+        worstOldestPending: { name: string }[];
+        pendingWait: { below: number | null; count: number }[];
+      };
     };
+    // Before any alert pass no schedule has been judged: every one is counted as not evaluated.
+    const unjudged = await get();
+    expect(unjudged.statusAsOf).toBeNull();
+    expect(unjudged.notEvaluated).toBe(N);
+    for (const st of ORDER) expect(unjudged.statusCounts[st], st).toBe(0);
+    await evaluateAlerts(t.db, { publicUrl: "http://127.0.0.1", reminderSeconds: 0 });
+    const o = await get();
+    expect(o.statusAsOf).toBe(new Date(NOW).toISOString());
+    expect(o.notEvaluated).toBe(0);
     expect(o.totals.schedules).toBe(N);
     for (const st of ORDER) expect(o.statusCounts[st], st).toBe(fleet.filter((m) => m.status === st).length);
     expect(o.worstSinceLastSuccess.map((s) => s.name)).toEqual([...fleet].sort(sorts.lastSuccess).slice(0, 50).map((m) => m.name));
