@@ -1,5 +1,6 @@
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { evaluateAlerts } from "../alerts/evaluate";
 import { setupTestDatabase } from "../testing/db";
 import { promtoolCheckMetrics, promtoolCheckRules } from "../testing/promtool";
 import { collectMetrics } from "./collect";
@@ -9,7 +10,7 @@ import { renderMetrics } from "./render";
 // The scrape's size must not follow the fleet: 10 or 5,000 schedules, the same series.
 const t = setupTestDatabase({ reset: false });
 
-/** Add schedules until there are `total`, spread over three handlers, every 60 s. */
+/** Add schedules until there are `total`, spread over three handlers, every 60 s; then an alert pass judges them. */
 async function fleetOf(total: number): Promise<void> {
   await t.pool.query(
     `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition)
@@ -17,6 +18,7 @@ async function fleetOf(total: number): Promise<void> {
      FROM generate_series((SELECT count(*) FROM schedules) + 1, $1) AS i`,
     [total],
   );
+  await evaluateAlerts(t.db, { publicUrl: "http://localhost", reminderSeconds: 0 });
 }
 
 async function scrapeText(opts: Parameters<typeof collectMetrics>[1] = {}): Promise<string> {

@@ -8,8 +8,12 @@
  * million. Per-schedule series are opt-in for a bounded set (SLOTKEEPER_METRICS_PER_SCHEDULE:
  * lib/metrics/per-schedule.ts).
  *
- * - schedule health: lib/health/schedule-health.ts (the same reads and rules as the console and the
- *   alerts), read in pages of HEALTH_PAGE_SIZE so the web process holds one page at a time;
+ * A scrape's cost does not grow with the fleet either:
+ * - schedules by status and handler, and rules holding: the counts the alert pass keeps, as of its
+ *   last pass, with the schedules made since counted apart (lib/health/status-counts.ts);
+ * - per-schedule series: `tag:NAME` reads the tagged schedules' health (lib/health/schedule-health.ts,
+ *   the console's and the alerts' reads and rules) in pages of HEALTH_PAGE_SIZE, `worst:N` walks
+ *   alert_watch_worst_idx for the N worst as of the last pass and reads those N;
  * - runs by state: pending, running and dead exactly, through run_queue's partial indexes; done and
  *   skipped exactly while the table is small, and above ESTIMATE_ABOVE_ROWS the planner's row
  *   estimate (EXPLAIN), because an exact count(*) would scan the whole table on every scrape;
@@ -19,11 +23,12 @@ import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { getOverviewTotals } from "../health/overview";
 import { getScheduleHealth, HEALTH_STATUSES, type HealthStatus, type ScheduleHealth } from "../health/schedule-health";
+import { readStatusCounts } from "../health/status-counts";
 import type { PerScheduleMetrics } from "./per-schedule";
 
 /** Above this many rows (planner estimate), done/skipped counts come from statistics, not count(*). */
 export const ESTIMATE_ABOVE_ROWS = 200_000;
-/** Schedules whose health is read per statement. */
+/** Tagged schedules whose health is read per statement (`tag:NAME`). */
 export const HEALTH_PAGE_SIZE = 2_000;
 
 /** The rules counted by `slotkeeper_schedules_rule_holding` and reported per schedule: every alert rule. */
@@ -33,10 +38,14 @@ export const HEALTH_RULE_NAMES = ["late", "failing", "backlogged", "unserved", "
 export type ScheduleSeries = { name: string; enabled: boolean; health: ScheduleHealth };
 
 export type MetricsSnapshot = {
-  /** Live schedules by status and handler (every status appears, with 0 when none). */
+  /** Evaluated live schedules by status and handler, as of the last alert pass (every status appears, with 0 when none). */
   schedulesByStatus: { status: HealthStatus; handler: string; count: number }[];
-  /** How many live schedules break each rule right now. */
+  /** How many evaluated live schedules broke each rule at the last alert pass. */
   rulesHolding: { rule: (typeof HEALTH_RULE_NAMES)[number]; count: number }[];
+  /** Live schedules no alert pass has judged yet: in neither count above. */
+  schedulesNotEvaluated: number;
+  /** The database clock reading the counts are as of (the last finished alert pass); null before the first. */
+  statusAsOf: Date | null;
   /** The schedules chosen by SLOTKEEPER_METRICS_PER_SCHEDULE; empty by default. */
   schedules: ScheduleSeries[];
   runs: { state: string; count: number; estimated: boolean }[];
@@ -48,14 +57,22 @@ export type CollectOptions = { estimateAboveRows?: number; perSchedule?: PerSche
 
 /** Read everything the metrics endpoint reports. */
 export async function collectMetrics(db: Db, opts: CollectOptions = {}): Promise<MetricsSnapshot> {
-  const [health, totals, finished, deliveries] = await Promise.all([
-    aggregateHealth(db, opts.perSchedule ?? null, opts.pageSize ?? HEALTH_PAGE_SIZE),
+  const [counts, schedules, totals, finished, deliveries] = await Promise.all([
+    readStatusCounts(db),
+    perScheduleSeries(db, opts.perSchedule ?? null, opts.pageSize ?? HEALTH_PAGE_SIZE),
     getOverviewTotals(db),
     finishedRunCounts(db, opts.estimateAboveRows ?? ESTIMATE_ABOVE_ROWS),
     deliveryCounts(db),
   ]);
+  // Every status appears for some handler, so a status that empties reads 0 rather than vanishing.
+  const byStatus = [...counts.byStatusHandler];
+  for (const status of HEALTH_STATUSES) if (!byStatus.some((e) => e.status === status)) byStatus.push({ status, handler: "", count: 0 });
   return {
-    ...health,
+    schedulesByStatus: byStatus.sort((a, b) => a.status.localeCompare(b.status) || a.handler.localeCompare(b.handler)),
+    rulesHolding: HEALTH_RULE_NAMES.map((rule) => ({ rule, count: counts.rulesHolding[rule] })),
+    schedulesNotEvaluated: counts.notEvaluated,
+    statusAsOf: counts.asOf,
+    schedules: schedules.sort((a, b) => a.name.localeCompare(b.name)),
     runs: [
       { state: "pending", count: totals.pending, estimated: false },
       { state: "running", count: totals.running, estimated: false },
@@ -67,60 +84,39 @@ export async function collectMetrics(db: Db, opts: CollectOptions = {}): Promise
   };
 }
 
-type Live = { id: number; name: string; handler: string; enabled: boolean; tagged: boolean };
+type Picked = { id: number; name: string; enabled: boolean };
 
 /**
- * Every live schedule's health, page by page, folded into the counts; the per-schedule series kept
- * only for the opted-in set (the N worst so far, or the tagged ones).
+ * The opted-in schedules with their health now: the tagged ones page by page (bounded by what the
+ * operator tags), or the N worst as the last alert pass judged them (alert_watch_worst_idx: by
+ * status, failing first, then by how long past its first threshold; a walk that stops after N).
  */
-async function aggregateHealth(db: Db, perSchedule: PerScheduleMetrics, pageSize: number) {
-  const byStatus = new Map<string, { status: HealthStatus; handler: string; count: number }>();
-  const rules = new Map(HEALTH_RULE_NAMES.map((r) => [r, 0]));
-  let kept: ScheduleSeries[] = [];
-  const tag = perSchedule?.kind === "tag" ? perSchedule.tag : null;
+async function perScheduleSeries(db: Db, perSchedule: PerScheduleMetrics, pageSize: number): Promise<ScheduleSeries[]> {
+  if (perSchedule === null) return [];
+  if (perSchedule.kind === "worst") {
+    const worst = await db.execute<Picked>(sql`
+      SELECT s.id, s.name, s.enabled FROM alert_watch w JOIN schedules s ON s.id = w.schedule_id
+      WHERE w.status IS NOT NULL AND s.deleted_at IS NULL
+      ORDER BY w.status, w.overdue_at, w.schedule_id LIMIT ${perSchedule.count}`);
+    return withHealth(db, worst.rows);
+  }
+  const out: ScheduleSeries[] = [];
   for (let after = 0; ; ) {
-    const page = await db.execute<Live>(sql`
-      SELECT id, name, handler, enabled, ${tag === null ? sql`false` : sql`tags @> ARRAY[${tag}]::text[]`} AS tagged
-      FROM schedules WHERE deleted_at IS NULL AND id > ${after} ORDER BY id LIMIT ${pageSize}`);
-    if (page.rows.length === 0) break;
+    const page = await db.execute<Picked>(sql`
+      SELECT id, name, enabled FROM schedules
+      WHERE deleted_at IS NULL AND tags @> ARRAY[${perSchedule.tag}]::text[] AND id > ${after} ORDER BY id LIMIT ${pageSize}`);
+    if (page.rows.length === 0) return out;
     after = Number(page.rows[page.rows.length - 1].id);
-    const health = await healthWithoutJit(db, page.rows.map((s) => Number(s.id)));
-    for (const s of page.rows) {
-      const h = health.get(Number(s.id));
-      if (!h) continue;
-      const key = `${h.status}\u0000${s.handler}`;
-      const entry = byStatus.get(key) ?? { status: h.status, handler: s.handler, count: 0 };
-      entry.count += 1;
-      byStatus.set(key, entry);
-      for (const r of HEALTH_RULE_NAMES) if (h.rules[r]) rules.set(r, rules.get(r)! + 1);
-      if (perSchedule?.kind === "worst" || s.tagged) kept.push({ name: s.name, enabled: s.enabled, health: h });
-    }
-    if (perSchedule?.kind === "worst") kept = worstFirst(kept).slice(0, perSchedule.count);
+    out.push(...(await withHealth(db, page.rows)));
   }
-  // Every status appears for some handler, so a status that empties reads 0 rather than vanishing.
-  for (const status of HEALTH_STATUSES) {
-    if (![...byStatus.values()].some((e) => e.status === status)) byStatus.set(`${status}\u0000`, { status, handler: "", count: 0 });
-  }
-  return {
-    schedulesByStatus: [...byStatus.values()].sort((a, b) => a.status.localeCompare(b.status) || a.handler.localeCompare(b.handler)),
-    rulesHolding: HEALTH_RULE_NAMES.map((rule) => ({ rule, count: rules.get(rule)! })),
-    schedules: kept.sort((a, b) => a.name.localeCompare(b.name)),
-  };
 }
 
-const STATUS_RANK: Record<HealthStatus, number> = { failing: 0, late: 1, backlogged: 2, healthy: 3, paused: 4 };
-
-/**
- * Worst first: by status (failing, late, backlogged, healthy, paused), then by how far past its
- * threshold (seconds over the late or backlog threshold, whichever is more), then by name.
- */
-export function worstFirst(list: ScheduleSeries[]): ScheduleSeries[] {
-  const overdue = (h: ScheduleHealth) =>
-    Math.max(
-      h.lateAfterSeconds === null ? -Infinity : (h.sinceLastSuccessSeconds ?? h.ageSeconds) - h.lateAfterSeconds,
-      h.backlogAfterSeconds === null || h.oldestPendingAgeSeconds === null ? -Infinity : h.oldestPendingAgeSeconds - h.backlogAfterSeconds,
-    );
-  return [...list].sort((a, b) => STATUS_RANK[a.health.status] - STATUS_RANK[b.health.status] || overdue(b.health) - overdue(a.health) || a.name.localeCompare(b.name));
+async function withHealth(db: Db, picked: Picked[]): Promise<ScheduleSeries[]> {
+  const health = await healthWithoutJit(db, picked.map((s) => Number(s.id)));
+  return picked.flatMap((s) => {
+    const h = health.get(Number(s.id));
+    return h ? [{ name: s.name, enabled: s.enabled, health: h }] : [];
+  });
 }
 
 /**

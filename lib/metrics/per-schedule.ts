@@ -3,8 +3,10 @@
  * none: the scrape aggregates by status and handler, so its size does not grow with the fleet. An
  * operator opts in for a bounded set:
  *
- * - `worst:N` — the N schedules furthest past their late threshold, then with the oldest pending
- *   run, then dead runs (1 ≤ N ≤ 1000). `worst:20` reports at most 20 schedules.
+ * - `worst:N` — the N worst schedules as the last alert pass judged them: failing, then late, then
+ *   backlogged, then healthy, then paused, each by how long past (or how near) the first of its late
+ *   and backlog thresholds (1 ≤ N ≤ 1000); their series are read at the scrape. `worst:20` reports at
+ *   most 20 schedules, read through an index that stops after 20.
  * - `tag:NAME` — every schedule carrying the tag (`tag:critical`). The operator bounds it by how
  *   many schedules they tag.
  */

@@ -12,10 +12,25 @@ export async function renderMetrics(s: MetricsSnapshot): Promise<{ text: string;
   const registry = new Registry();
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames, registers: [registry] });
 
-  const byStatus = gauge("slotkeeper_schedules", "Live schedules by health status (healthy, late, failing, backlogged, paused) and handler.", ["status", "handler"]);
+  const byStatus = gauge(
+    "slotkeeper_schedules",
+    "Live schedules by health status (healthy, late, failing, backlogged, paused) and handler, as the last alert pass judged them (see slotkeeper_schedule_status_as_of_seconds).",
+    ["status", "handler"],
+  );
   for (const e of s.schedulesByStatus) byStatus.set({ status: e.status, handler: e.handler }, e.count);
-  const holding = gauge("slotkeeper_schedules_rule_holding", "Live schedules for which the built-in health rule (late, failing, backlogged, unserved, stuck) holds right now.", ["rule"]);
+  const holding = gauge(
+    "slotkeeper_schedules_rule_holding",
+    "Live schedules for which the built-in health rule (late, failing, backlogged, unserved, stuck) held at the last alert pass.",
+    ["rule"],
+  );
   for (const r of s.rulesHolding) holding.set({ rule: r.rule }, r.count);
+  gauge("slotkeeper_schedules_not_evaluated", "Live schedules no alert pass has judged yet (made since the last one): in neither slotkeeper_schedules nor slotkeeper_schedules_rule_holding.").set(
+    s.schedulesNotEvaluated,
+  );
+  gauge(
+    "slotkeeper_schedule_status_as_of_seconds",
+    "Unix time (database clock) the last finished alert pass started at: slotkeeper_schedules and slotkeeper_schedules_rule_holding are at least that recent. 0 before the first pass.",
+  ).set(s.statusAsOf === null ? 0 : s.statusAsOf.getTime() / 1000);
 
   // Per schedule: only the schedules SLOTKEEPER_METRICS_PER_SCHEDULE selects (none by default).
   const since = gauge("slotkeeper_schedule_since_last_success_seconds", "Seconds since the schedule's last successful run; absent when it never succeeded.", ["schedule"]);

@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
+import { evaluateAlerts } from "@/lib/alerts/evaluate";
 import { collectMetrics } from "@/lib/metrics/collect";
 import { parsePrometheusText, sampleValue, type Family } from "@/lib/metrics/parse-text";
 import { promtoolCheckMetrics } from "@/lib/testing/promtool";
@@ -33,6 +34,8 @@ beforeAll(async () => {
   await makeSchedule(t.db, { name: "never", everySeconds: 300, createdAt: new Date("2030-01-01T09:00:00Z") });
   await makeSchedule(t.db, { name: "paused", everySeconds: 300, enabled: false });
   await t.pool.query("INSERT INTO workers (id, hostname, pid, concurrency, last_heartbeat_at) VALUES ('w1', 'h', 1, 10, sk_now()), ('w2', 'h', 2, 10, sk_now() - interval '5 minutes')");
+  // The counts by status are the alert pass's, as the workers' alert loop keeps them.
+  expect(await evaluateAlerts(t.db, { publicUrl: "http://localhost", reminderSeconds: 0 })).toMatchObject({ evaluated: true, checked: 5 });
 });
 
 async function scrape(env: Record<string, string> = {}): Promise<Map<string, Family>> {
@@ -54,6 +57,8 @@ async function overviewSchedules() {
   const overview = (await (await overviewGet(new Request("http://localhost/api/overview"), ctx)).json()) as {
     totals: { pending: number; running: number; dead: number; workersAlive: number };
     statusCounts: Record<string, number>;
+    statusAsOf: string | null;
+    notEvaluated: number;
   };
   const list = (await (await listGet(new Request("http://localhost/api/schedules?limit=500"), ctx)).json()) as {
     schedules: { name: string; sinceLastSuccessSeconds: number | null; deadRuns: number; oldestPendingAgeSeconds: number | null; status: string }[];
@@ -84,6 +89,11 @@ describe("GET /api/metrics", () => {
     // No live worker serves noop (w1 registered no handlers): slow's run from 09:50 has waited past its stated lateness. Nothing runs stuck.
     expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "unserved" })).toBe(1);
     expect(sampleValue(m, "slotkeeper_schedules_rule_holding", { rule: "stuck" })).toBe(0);
+    // As of the pass in beforeAll, at the frozen clock; every schedule judged.
+    expect(sampleValue(m, "slotkeeper_schedule_status_as_of_seconds")).toBe(Date.parse("2030-01-01T10:00:00Z") / 1000);
+    expect(overview.statusAsOf).toBe("2030-01-01T10:00:00.000Z");
+    expect(sampleValue(m, "slotkeeper_schedules_not_evaluated")).toBe(0);
+    expect(overview.notEvaluated).toBe(0);
     // Lateness histograms are cumulative counters of what workers did: served by the workers, not here.
     expect(m.has("slotkeeper_start_lateness_seconds")).toBe(false);
 
@@ -121,6 +131,25 @@ describe("GET /api/metrics", () => {
       expect(sampleValue(m, "slotkeeper_schedule_oldest_pending_age_seconds", { schedule: "slow" })).toBe(600);
     } finally {
       await t.pool.query("UPDATE schedules SET tags = '{}'");
+    }
+  });
+
+  it("counts a schedule made since the last alert pass as not evaluated, in no status, until the next pass judges it", async () => {
+    const before = await scrape();
+    const total = (m: Map<string, Family>) => m.get("slotkeeper_schedules")!.samples.reduce((a, x) => a + x.value, 0);
+    await makeSchedule(t.db, { name: "fresh", everySeconds: 300, enabled: false });
+    try {
+      const m = await scrape();
+      expect(sampleValue(m, "slotkeeper_schedules_not_evaluated")).toBe(1);
+      expect(total(m)).toBe(total(before));
+      expect((await overviewSchedules()).notEvaluated).toBe(1);
+      await evaluateAlerts(t.db, { publicUrl: "http://localhost", reminderSeconds: 0 });
+      const after = await scrape();
+      expect(sampleValue(after, "slotkeeper_schedules_not_evaluated")).toBe(0);
+      expect(sampleValue(after, "slotkeeper_schedules", { status: "paused", handler: "noop" })).toBe(2);
+    } finally {
+      await t.pool.query("DELETE FROM schedules WHERE name = 'fresh'");
+      await evaluateAlerts(t.db, { publicUrl: "http://localhost", reminderSeconds: 0 });
     }
   });
 
