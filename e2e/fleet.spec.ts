@@ -5,6 +5,8 @@
 // rows. Prints how long each page took to show.
 import { expect, test, type Page } from "@playwright/test";
 import pg from "pg";
+import { evaluateAlerts } from "../lib/alerts/evaluate";
+import { createDb } from "../lib/db/client";
 import { setClock } from "../lib/testing/clock";
 import { seedFleet } from "../lib/testing/fleet";
 import { startStack, type Stack } from "./stack";
@@ -124,10 +126,20 @@ test("a status filter with the next-slot sort, then the status shown on every ro
 });
 
 test("the Overview summarises the fleet: counts by status and the worst schedules", async ({ page }) => {
+  test.setTimeout(120_000);
+  // The counts by status are the alert pass's. No worker runs here: before a pass every schedule
+  // is counted as not evaluated; then one pass, as a worker's alert loop runs it, judges them all.
+  await page.goto(`${stack.baseURL}/`);
+  await expect(page.getByTestId("status-not-evaluated")).toContainText(`${FLEET} schedules not evaluated yet`, { timeout: 20_000 });
+  await expect(page.getByTestId("status-count-failing")).toHaveText("0");
+  expect((await evaluateAlerts(createDb(pool), { publicUrl: stack.baseURL, reminderSeconds: 0 })).checked).toBe(FLEET);
   const started = Date.now();
   await page.goto(`${stack.baseURL}/`);
   await expect(page.getByTestId("total-schedules")).toHaveText(String(FLEET), { timeout: 20_000 });
   timings.push(`overview ${Date.now() - started} ms`);
+  await expect(page.getByTestId("status-counts-as-of")).toContainText("As of the last alert pass at");
+  await expect(page.getByTestId("status-counts-as-of").locator("time")).toHaveAttribute("datetime", "2030-01-01T10:00:00.000Z");
+  await expect(page.getByTestId("status-not-evaluated")).toHaveCount(0);
   const count = async (where: string) => Number((await pool.query<{ n: string }>(`SELECT count(*) AS n ${LIVE} AND ${where}`)).rows[0].n);
   await expect(page.getByTestId("status-count-paused")).toHaveText(String(await count("NOT enabled")));
   await expect(page.getByTestId("status-count-failing")).toHaveText(String(await count("enabled AND EXISTS (SELECT 1 FROM run_queue d WHERE d.schedule_id = schedules.id AND d.state = 'dead')")));
