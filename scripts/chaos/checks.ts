@@ -102,18 +102,23 @@ export async function readDuplicateStarts(pool: pg.Pool) {
   return { total, byPrevious, explainedByLeaseExpiry: byPrevious.lease_expired ?? 0, unexplained };
 }
 
-/** When the attempt after `attempt` of each run started (ms, the server's real clock), for recovery times. */
+/**
+ * When the attempt after `attempt` of each run started (ms, the server's real clock), for recovery
+ * times, and, when the attempt lost its lease, when that lease ran out (the database clock).
+ */
 export async function readTakeovers(pool: pg.Pool, held: { runId: number; attempt: number }[]) {
-  if (held.length === 0) return new Map<string, { takeoverAt: number | null; finishedBy: string | null }>();
-  const r = await rows<{ run_id: number; attempt: number; takeover_at: number | null; own_outcome: string | null }>(
+  if (held.length === 0) return new Map<string, { takeoverAt: number | null; finishedBy: string | null; leaseExpiredAt: number | null }>();
+  const r = await rows<{ run_id: number; attempt: number; takeover_at: number | null; own_outcome: string | null; lease_expired_at: number | null }>(
     pool,
     `SELECT h.run_id::int, h.attempt::int,
        chaos_claim_ms(h.run_id, h.attempt + 1) AS takeover_at,
-       (SELECT a.outcome::text FROM run_attempts a WHERE a.run_id = h.run_id AND a.attempt = h.attempt) AS own_outcome
-     FROM unnest($1::bigint[], $2::int[]) AS h(run_id, attempt)`,
+       a.outcome::text AS own_outcome,
+       CASE WHEN a.outcome = 'lease_expired' THEN (extract(epoch FROM a.finished_at) * 1000)::float8 END AS lease_expired_at
+     FROM unnest($1::bigint[], $2::int[]) AS h(run_id, attempt)
+     LEFT JOIN run_attempts a ON a.run_id = h.run_id AND a.attempt = h.attempt`,
     [held.map((h) => h.runId), held.map((h) => h.attempt)],
   );
-  return new Map(r.map((x) => [`${x.run_id}:${x.attempt}`, { takeoverAt: x.takeover_at, finishedBy: x.own_outcome }]));
+  return new Map(r.map((x) => [`${x.run_id}:${x.attempt}`, { takeoverAt: x.takeover_at, finishedBy: x.own_outcome, leaseExpiredAt: x.lease_expired_at }]));
 }
 
 /**
