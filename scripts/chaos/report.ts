@@ -157,7 +157,11 @@ export async function buildReport(i: ReportInput) {
   const slowRecoveries: { run: number; attempt: number; fault: string; at: string; took_ms: number; after_lease_ran_out_ms?: number; allowed_ms: number }[] = [];
   for (const h of held) {
     const t = takeovers.get(`${h.runId}:${h.attempt}`);
-    if (t?.takeoverAt) {
+    // A takeover is a next attempt after the victim's lost its lease, or was released on shutdown.
+    // An attempt the victim ended itself (failed, timed out, succeeded) is followed by its retry
+    // policy's back-off or nothing: no takeover to time.
+    const takenOver = t?.finishedBy === "lease_expired" || t?.finishedBy === "aborted" || (t?.finishedBy === null && t.takeoverAt !== null);
+    if (t?.takeoverAt && takenOver) {
       // The takeover's claim on the server's real clock, the fault on this process's. A silenced
       // worker is alive: it may renew once more on a connection it opened after the silence began,
       // before its heartbeat draws a silent one and waits out the query timeout. So its takeovers
@@ -175,7 +179,7 @@ export async function buildReport(i: ReportInput) {
         overBoundPlusTolerance++;
         slowRecoveries.push({ run: h.runId, attempt: h.attempt, fault: h.kind, at: new Date(h.at).toISOString(), took_ms: Math.round(took), ...(silent ? { after_lease_ran_out_ms: Math.round(t.takeoverAt - from) } : {}), allowed_ms: bound + extra + toleranceMs });
       }
-    } else if (t?.finishedBy) finishedBeforeFault++;
+    } else if (t?.finishedBy) finishedBeforeFault++; // ended by its own worker (succeeded, failed, timed out): no takeover
     else unrecovered++;
   }
   const attemptViolations = fencing.attempts_out_of_range + fencing.attempt_gaps + fencing.double_success + fencing.ledger_token_above_run;
