@@ -60,9 +60,13 @@ export async function getFleetSummary(db: Pick<Db, "execute">): Promise<FleetSum
       (SELECT json_agg(id ORDER BY k, id) FROM (
         SELECT s.id, ${lastSuccessKey} AS k FROM ${lastSuccessFrom} WHERE s.deleted_at IS NULL
         ORDER BY ${lastSuccessKey}, ${lastSuccessId} LIMIT ${WORST_LIST_SIZE}) q) AS worst_success,
+      -- The waiting schedules sorted first, each then looked up by its key until 50 are live: a
+      -- scalar subquery stays a per-row probe, where a join was planned as a scan of every schedule.
       (SELECT json_agg(id ORDER BY pending_since, id) FROM (
-        SELECT s.id, op.scheduled_for AS pending_since FROM op JOIN schedules s ON s.id = op.schedule_id
-        WHERE s.deleted_at IS NULL ORDER BY op.scheduled_for, s.id LIMIT ${WORST_LIST_SIZE}) q) AS worst_pending,
+        SELECT o.schedule_id AS id, o.scheduled_for AS pending_since
+        FROM (SELECT op.schedule_id, op.scheduled_for FROM op ORDER BY op.scheduled_for, op.schedule_id) o
+        WHERE (SELECT s.deleted_at IS NULL FROM schedules s WHERE s.id = o.schedule_id)
+        LIMIT ${WORST_LIST_SIZE}) q) AS worst_pending,
       (SELECT array_agg(n ORDER BY b) FROM (
         SELECT b, count(q.run_id)::int AS n
         FROM generate_series(0, ${bounds.length}) AS b

@@ -5,7 +5,12 @@ import { getScheduleHealth, scheduleHealthSchema } from "./schedule-health";
 import { WORKER_ALIVE_SECONDS } from "../workers/liveness";
 import { getFleetSummary, statusCountsSchema, waitHistogramSchema } from "./fleet-summary";
 
-/** Counts for the Overview header; the run counts read run_queue's partial indexes (unfinished runs only, never the history). */
+/**
+ * Counts for the Overview header. The schedule counts are the alert pass's, like the counts by
+ * status (`schedules`: the live schedules it judged plus those not evaluated yet; `paused`: those it
+ * found paused), so no count reads every schedule; the run counts read run_queue's partial indexes
+ * (unfinished runs only, never the history).
+ */
 export const overviewTotalsSchema = z
   .object({
     schedules: z.number().int(),
@@ -22,19 +27,13 @@ export type OverviewTotals = z.infer<typeof overviewTotalsSchema>;
 
 export { WORKER_ALIVE_SECONDS };
 
-export async function getOverviewTotals(db: Db): Promise<OverviewTotals> {
-  const r = await db.execute<{
-    schedules: number;
-    paused: number;
-    workers_alive: number;
-    pending: number;
-    running: number;
-    dead: number;
-    now: Date;
-  }>(sql`
+/** The header counts that are not about schedules: live workers and unfinished runs, exact and cheap. */
+export type RunTotals = Omit<OverviewTotals, "schedules" | "paused">;
+
+/** Workers alive and unfinished runs by state (run_queue's partial indexes), with the database clock. */
+export async function getRunTotals(db: Pick<Db, "execute">): Promise<RunTotals> {
+  const r = await db.execute<{ workers_alive: number; pending: number; running: number; dead: number; now: Date }>(sql`
     SELECT
-      (SELECT count(*) FROM schedules WHERE deleted_at IS NULL)::int AS schedules,
-      (SELECT count(*) FROM schedules WHERE deleted_at IS NULL AND NOT enabled)::int AS paused,
       (SELECT count(*) FROM workers WHERE stopped_at IS NULL
          AND last_heartbeat_at > sk_now() - make_interval(secs => ${WORKER_ALIVE_SECONDS}))::int AS workers_alive,
       (SELECT count(*) FROM run_queue WHERE state = 'pending')::int AS pending,
@@ -42,15 +41,7 @@ export async function getOverviewTotals(db: Db): Promise<OverviewTotals> {
       (SELECT count(*) FROM run_queue WHERE state = 'dead')::int AS dead,
       sk_now() AS now`);
   const row = r.rows[0];
-  return {
-    schedules: row.schedules,
-    paused: row.paused,
-    workersAlive: row.workers_alive,
-    pending: row.pending,
-    running: row.running,
-    dead: row.dead,
-    now: new Date(row.now).toISOString(),
-  };
+  return { workersAlive: row.workers_alive, pending: row.pending, running: row.running, dead: row.dead, now: new Date(row.now).toISOString() };
 }
 
 /** One schedule's row on the Overview: what it runs, when, and its health. */
@@ -113,7 +104,9 @@ export const overviewSummarySchema = z
 export type OverviewSummary = z.infer<typeof overviewSummarySchema>;
 
 export async function getOverview(db: Db): Promise<OverviewSummary> {
-  const [totals, summary] = await Promise.all([getOverviewTotals(db), getFleetSummary(db)]);
+  const [runs, summary] = await Promise.all([getRunTotals(db), getFleetSummary(db)]);
+  const judged = Object.values(summary.statusCounts).reduce((a, n) => a + n, 0);
+  const totals: OverviewTotals = { schedules: judged + summary.notEvaluated, paused: summary.statusCounts.paused, ...runs };
   const [worstSinceLastSuccess, worstOldestPending] = await Promise.all([
     overviewSchedulesByIds(db, summary.worstSinceLastSuccess),
     overviewSchedulesByIds(db, summary.worstOldestPending),

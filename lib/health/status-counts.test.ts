@@ -19,7 +19,7 @@ import { makeRun, makeRuns, makeSchedule } from "../testing/factories";
 import { firstMigrations, indexOfMigration } from "../testing/migrations";
 import { seededRandom } from "../testing/random";
 import { registerWorker } from "../workers/registry";
-import { getFleetSummary } from "./fleet-summary";
+import { getOverview } from "./overview";
 import { getScheduleHealth, HEALTH_STATUSES } from "./schedule-health";
 import { readStatusCounts } from "./status-counts";
 
@@ -137,7 +137,9 @@ describe("the counts by status the alert pass keeps", () => {
       const read = await readStatusCounts(t.db);
       expect(read.notEvaluated).toBe(0);
       expect(read.asOf).toEqual(at(now));
-      expect((await getFleetSummary(t.db)).statusCounts, `step ${step}: the Overview`).toEqual(byStatusOnly(oracle));
+      const overview = await getOverview(t.db);
+      expect(overview.statusCounts, `step ${step}: the Overview`).toEqual(byStatusOnly(oracle));
+      expect({ schedules: overview.totals.schedules, paused: overview.totals.paused }).toEqual({ schedules: fleet.live.length, paused: byStatusOnly(oracle).paused });
     }
     expect(fleet.live.length).toBeGreaterThan(5);
     const seen = await t.pool.query<{ status: string }>("SELECT DISTINCT status::text AS status FROM schedule_counts");

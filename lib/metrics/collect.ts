@@ -21,7 +21,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { getOverviewTotals } from "../health/overview";
+import { getRunTotals } from "../health/overview";
 import { getScheduleHealth, HEALTH_STATUSES, type HealthStatus, type ScheduleHealth } from "../health/schedule-health";
 import { readStatusCounts } from "../health/status-counts";
 import type { PerScheduleMetrics } from "./per-schedule";
@@ -60,7 +60,7 @@ export async function collectMetrics(db: Db, opts: CollectOptions = {}): Promise
   const [counts, schedules, totals, finished, deliveries] = await Promise.all([
     readStatusCounts(db),
     perScheduleSeries(db, opts.perSchedule ?? null, opts.pageSize ?? HEALTH_PAGE_SIZE),
-    getOverviewTotals(db),
+    getRunTotals(db),
     finishedRunCounts(db, opts.estimateAboveRows ?? ESTIMATE_ABOVE_ROWS),
     deliveryCounts(db),
   ]);
