@@ -33,15 +33,10 @@ export function rawTableDdl(mode: RawMode): string[] {
   ];
 }
 
-/**
- * The plain `FOR UPDATE SKIP LOCKED` claim ($1 owner, $2 limit), minus the lease-expiry disjunct (nothing expires in a
- * no-op spike, and the OR would keep the planner off the partial index).
- */
-export const RAW_CLAIM = {
-  name: "raw-claim",
-  text: `WITH claimable AS (
+/** The claim's text, in every partition or in the one named by $3. */
+const rawClaimText = (inPartition: boolean) => `WITH claimable AS (
     SELECT id FROM raw_runs
-    WHERE state = 'pending' AND due_at <= now()
+    WHERE state = 'pending'${inPartition ? " AND partition = $3" : ""} AND due_at <= now()
     ORDER BY due_at
     LIMIT $2
     FOR UPDATE SKIP LOCKED
@@ -51,29 +46,19 @@ export const RAW_CLAIM = {
       fencing_token = r.fencing_token + 1, started_at = now()
   FROM claimable
   WHERE r.id = claimable.id
-  RETURNING r.id, r.fencing_token`,
-};
+  RETURNING r.id, r.fencing_token`;
+
+/**
+ * The plain `FOR UPDATE SKIP LOCKED` claim ($1 owner, $2 limit), minus the lease-expiry disjunct (nothing expires in a
+ * no-op spike, and the OR would keep the planner off the partial index).
+ */
+export const RAW_CLAIM = { name: "raw-claim", text: rawClaimText(false) };
 
 /**
  * The same claim in one partition ($3): walks the (partition, due_at) partial index in order and
  * stops after $2 rows, as Slotkeeper's per-partition claim does.
  */
-export const RAW_CLAIM_IN_PARTITION = {
-  name: "raw-claim-partition",
-  text: `WITH claimable AS (
-    SELECT id FROM raw_runs
-    WHERE state = 'pending' AND partition = $3 AND due_at <= now()
-    ORDER BY due_at
-    LIMIT $2
-    FOR UPDATE SKIP LOCKED
-  )
-  UPDATE raw_runs r
-  SET state = 'leased', lease_owner = $1, lease_expires_at = now() + interval '30 seconds',
-      fencing_token = r.fencing_token + 1, started_at = now()
-  FROM claimable
-  WHERE r.id = claimable.id
-  RETURNING r.id, r.fencing_token`,
-};
+export const RAW_CLAIM_IN_PARTITION = { name: "raw-claim-partition", text: rawClaimText(true) };
 
 /**
  * Completion ($1 ids, $2 tokens, $3 owner): done only where this worker still holds the current
