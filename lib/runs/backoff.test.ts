@@ -1,19 +1,8 @@
 import { describe, it, expect } from "vitest";
+import { seededRandom } from "../testing/random";
 import { backoffCeilingSeconds, backoffSeconds, type RetryPolicy } from "./backoff";
 
 const policy: RetryPolicy = { maxAttempts: 7, baseSeconds: 30, capSeconds: 900 };
-
-/** Small deterministic PRNG (mulberry32) so the statistics below cannot flake. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe("backoffCeilingSeconds", () => {
   it("doubles from the base up to the cap (the worked example)", () => {
@@ -35,7 +24,7 @@ describe("backoffCeilingSeconds", () => {
 
 describe("backoffSeconds", () => {
   it("draws uniformly inside [0, ceiling] with a mean near half the ceiling", () => {
-    const random = seeded(42);
+    const random = seededRandom(42).next;
     for (let attempt = 1; attempt <= 8; attempt++) {
       const ceiling = backoffCeilingSeconds(policy, attempt);
       let sum = 0;

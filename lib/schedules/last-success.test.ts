@@ -14,6 +14,7 @@ import { claimRuns } from "../runs/claim";
 import { requeueRuns } from "../runs/requeue";
 import { advanceClock } from "../testing/clock";
 import { setupTestDatabase } from "../testing/db";
+import { seededRandom } from "../testing/random";
 import { makeRuns, makeSchedule, slots } from "../testing/factories";
 import { seedFleet } from "../testing/fleet";
 import { searchSchedules, type ScheduleListQuery } from "./list";
@@ -21,20 +22,7 @@ import { searchSchedules, type ScheduleListQuery } from "./list";
 const T0 = new Date("2030-01-01T10:00:00Z");
 const t = setupTestDatabase({ clock: T0 });
 
-/** A small deterministic PRNG (mulberry32), so a failure replays. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let x = a;
-    x = Math.imul(x ^ (x >>> 15), x | 1);
-    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
-    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(xs: T[]) => xs[Math.floor(next() * xs.length)] };
-}
-
-function shuffle<T>(xs: T[], r: ReturnType<typeof rng>): T[] {
+function shuffle<T>(xs: T[], r: ReturnType<typeof seededRandom>): T[] {
   const out = [...xs];
   for (let i = out.length - 1; i > 0; i--) {
     const j = r.int(i + 1);
@@ -54,7 +42,7 @@ async function compare(pool: pg.Pool) {
 
 describe("schedule_last_success", () => {
   it("is the latest finish of the schedule's done runs after shuffled finishes, retries, releases, requeues and a clock stepping back", async () => {
-    const r = rng(26);
+    const r = seededRandom(26);
     const ids: number[] = [];
     for (let k = 0; k < 6; k++) ids.push((await makeSchedule(t.db, { name: `ls-${k}`, retryMaxAttempts: 2 })).id);
     for (const id of ids) await makeRuns(t.db, id, slots(new Date(T0.getTime() - 3_600_000), 10, 60_000).map((at) => ({ scheduledFor: at })));
@@ -114,7 +102,7 @@ describe("schedule_last_success", () => {
 
 describe("the lastSuccess order", () => {
   it("pages through the list and picks the Overview's worst 50 exactly as a sort of the runs says", async () => {
-    const r = rng(7);
+    const r = seededRandom(7);
     const n = 260;
     const made: { id: number; handler: string; deleted: boolean }[] = [];
     for (let k = 0; k < n; k++) {

@@ -1,20 +1,15 @@
-/** A seeded PRNG (mulberry32), so a failing chaos run can be replayed with its --seed. */
+import { seededRandom } from "../../lib/testing/random";
+
+/** A seeded generator (lib/testing/random.ts), so a failing chaos run can be replayed with its --seed. */
 export function createRandom(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const { next, pick } = seededRandom(seed);
   return {
     /** Uniform in [0, 1). */
     next,
     /** Integer in [min, max]. */
     int: (min: number, max: number) => min + Math.floor(next() * (max - min + 1)),
     /** One element of a non-empty array. */
-    pick: <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)],
+    pick,
     /** True with probability p. */
     chance: (p: number) => next() < p,
   };
