@@ -1,19 +1,26 @@
 /**
  * How long the console's fleet-scale reads take: a database of its own, migrated and seeded with
  * N schedules (lib/testing/fleet.ts, default 200,000), then each list query (first page and the
- * next) and the Overview, R times each (default 3), p50 and p95 (nearest rank) printed. Drops its
- * database at the end. ONLY, when given, keeps the cases whose label contains one of its
- * comma-separated parts ("overview" for the Overview alone).
+ * next), the Overview and one metrics scrape (what GET /api/metrics runs: collect, then render, with
+ * its bytes), R times each (default 3), p50 and p95 (nearest rank) printed. Before the Overview and
+ * the scrape it runs the alert pass twice, timed, as the workers would have: the first evaluates
+ * every schedule (the counts by status are the last pass's), the second only what came due since.
+ * Then alert_watch is vacuumed and analysed, as autovacuum does within a minute of a pass that
+ * rewrote every row (until then the count of schedules not evaluated yet scans it).
+ * Drops its database at the end. ONLY, when given, keeps the cases whose label contains one of its
+ * comma-separated parts ("overview" for the Overview alone, "overview,metrics" for both).
  *
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres node --import tsx scripts/console-timings.ts [N] [R] [ONLY]
  */
 import pg from "pg";
 import { createDb } from "../lib/db/client";
 import { migrateDatabase } from "../lib/db/migrate";
+import { evaluateAlerts } from "../lib/alerts/evaluate";
 import { getOverview } from "../lib/health/overview";
 import { searchSchedules, type ScheduleListQuery } from "../lib/schedules/list";
 import { toScheduleViewsWithHealth } from "../lib/schedules/queries";
 import { seedFleet } from "../lib/testing/fleet";
+import { scrapeMetrics } from "./bench/fleet-reads";
 import { timed, timeRounds } from "./bench/timing";
 
 const CASES: [string, ScheduleListQuery][] = [
@@ -76,9 +83,20 @@ async function main() {
       const nextMs = first.nextCursor ? await percentiles(() => page(first.nextCursor!), repeats) : null;
       console.log(`${label.padEnd(36)} rows ${String(first.schedules.length).padStart(3)}  first page ${firstMs}  next page ${nextMs ?? "    -"}`);
     }
+    if (wanted("overview") || wanted("metrics")) {
+      for (const label of ["alert pass, first", "alert pass, again"]) {
+        const pass = await timed(() => evaluateAlerts(db, { publicUrl: "http://localhost:3000", reminderSeconds: 0 }));
+        console.log(`${label.padEnd(36)} ${(pass.ms / 1000).toFixed(2)} s, ${pass.value.checked} schedules checked`);
+      }
+      await pool.query("VACUUM ANALYZE alert_watch");
+    }
     if (wanted("overview")) {
       await getOverview(db);
       console.log(`${"overview".padEnd(36)}          ${await percentiles(() => getOverview(db), repeats)}`);
+    }
+    if (wanted("metrics")) {
+      const first = await scrapeMetrics(db);
+      console.log(`${"metrics scrape".padEnd(36)} bytes ${first.bytes}  ${await percentiles(() => scrapeMetrics(db), repeats)}`);
     }
   } finally {
     await pool.end();
