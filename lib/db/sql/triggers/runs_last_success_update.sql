@@ -1,23 +1,4 @@
--- runs_last_success_update: schedule_last_success holds the latest finished_at among each
--- schedule's done runs, so the Overview and the list sorted by last success read one indexed
--- column instead of the runs of every schedule. Every statement that moves runs to done (the
--- finish, an operator's SQL) raises it here, once per statement from the transition table: one
--- row per schedule of the batch, not a trigger call per run. It never goes down: an older run
--- finishing late, or one written again, leaves a later success standing (no write at all when
--- nothing rises). The rows are locked in schedule id order, so two finishes of overlapping
--- schedules cannot deadlock on each other; they are not the schedules rows, so a finish and an
--- edit of the schedule never wait for each other here.
-CREATE OR REPLACE FUNCTION runs_last_success_update() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  WITH n AS (
-    SELECT u.schedule_id, max(u.finished_at) AS at FROM updated_runs u
-    WHERE u.state = 'done' AND u.finished_at IS NOT NULL GROUP BY u.schedule_id),
-  l AS (
-    SELECT l.schedule_id, n.at FROM schedule_last_success l JOIN n USING (schedule_id)
-    WHERE l.last_success_at IS NULL OR l.last_success_at < n.at
-    ORDER BY l.schedule_id FOR UPDATE OF l)
-  UPDATE schedule_last_success s SET last_success_at = greatest(s.last_success_at, l.at) FROM l WHERE s.schedule_id = l.schedule_id;
-  RETURN NULL;
-END $$;
-CREATE OR REPLACE TRIGGER runs_last_success_update AFTER UPDATE ON runs REFERENCING NEW TABLE AS updated_runs
-  FOR EACH STATEMENT EXECUTE FUNCTION runs_last_success_update();
+-- runs_last_success_update: every statement that moves runs to done raises its schedules' last
+-- success (functions/runs_last_success.sql, from the updated rows).
+CREATE OR REPLACE TRIGGER runs_last_success_update AFTER UPDATE ON runs REFERENCING NEW TABLE AS new_runs
+  FOR EACH STATEMENT EXECUTE FUNCTION runs_last_success();
