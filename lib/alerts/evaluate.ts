@@ -23,6 +23,7 @@ import { sql } from "drizzle-orm";
 import type { PoolClient } from "pg";
 import type { Db } from "../db/client";
 import { getScheduleHealthAt } from "../health/schedule-health";
+import { applyLastSuccessChanges } from "../schedules/last-success";
 import { verdictsFor, type RuleVerdict } from "./rules";
 import { drainChanges, dueSchedules, nextCheckAt, passClock, recordPass, storeChecks, watchedSchedule, watchInputs, type WatchedSchedule } from "./watch";
 
@@ -67,6 +68,9 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     // schedules whose instant has passed, by id, a page at a time. The clock is read first: once
     // every page is stored, the counts by status are the fleet's as of that reading.
     const startedAt = await passClock(db);
+    // The successes logged since the last pass raise the stored last success first (a health read
+    // adds any logged after this: lib/schedules/last-success.ts).
+    await applyLastSuccessChanges(db);
     await drainChanges(db);
     const due = await dueSchedules(db);
     const pageSize = opts.pageSize ?? EVALUATE_PAGE_SIZE;

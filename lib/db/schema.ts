@@ -133,11 +133,11 @@ export const schedules = pgTable(
 /**
  * When a run of each schedule last finished done: the latest finished_at of its done runs, never
  * lowered; null when none ever succeeded. One row per schedule, made with it
- * (triggers/schedules_last_success_insert.sql) and raised by the runs triggers
- * (triggers/runs_last_success_*.sql); it outlives the runs rows retention removes. It is a table of
- * its own, not a column of schedules, because every success writes it: a narrow row with two
- * indexes, where a schedules row would be rewritten whole, with an entry in each of its indexes
- * (the search's trigram index among them), and locked against the schedule's edits.
+ * (triggers/schedules_last_success_insert.sql); it outlives the runs rows retention removes. Raised
+ * by the alert pass from last_success_changes (below), so it is as of the last pass: the health of
+ * a schedule adds the changes not applied yet (lib/schedules/last-success.ts). It is a table of its
+ * own, not a column of schedules: a narrow row with two indexes, where a schedules row would be
+ * rewritten whole, with an entry in each of its indexes, and locked against the schedule's edits.
  */
 export const scheduleLastSuccess = pgTable(
   "schedule_last_success",
@@ -153,6 +153,19 @@ export const scheduleLastSuccess = pgTable(
     index("schedule_last_success_order_idx").on(sql`(coalesce(last_success_at, '-infinity'::timestamptz))`, t.scheduleId),
   ],
 );
+
+/**
+ * The successes not yet applied to schedule_last_success: one row per statement that made runs
+ * done (the finish of a batch, an import), with each schedule's latest finish in it, appended by
+ * triggers/runs_last_success_*.sql and drained by the alert pass. The finish of a batch of 500 runs
+ * of 500 schedules writes one row here, where raising schedule_last_success itself wrote 500 rows
+ * and 500 index entries, on the path of every run at the top of the hour. Insert-only for writers:
+ * no key, no index.
+ */
+export const lastSuccessChanges = pgTable("last_success_changes", {
+  scheduleIds: bigint("schedule_ids", { mode: "number" }).array().notNull(),
+  finishedAts: ts("finished_ats").array().notNull(),
+});
 
 /**
  * One row per slot: the run's identity and its record. `(schedule_id, scheduled_for, slot_seq)` is

@@ -24,6 +24,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
 import type { Db } from "../db/client";
+import { pendingLastSuccess } from "../schedules/last-success";
 import { typicalGapSeconds, type Timing } from "../schedules/timing";
 import { worstCaseLatenessSeconds } from "../schedules/lateness";
 import { unservedHandlerSchema, unservedSql } from "../runs/unserved";
@@ -216,8 +217,8 @@ export async function getScheduleHealthAt(db: Pick<Db, "execute">, scheduleIds: 
   const out = new Map<number, ScheduleHealth>();
   if (scheduleIds.length === 0) return { at: null, health: out };
   let at: Date | null = null;
-  // The last success is stored per schedule (schedule_last_success, raised by the runs triggers
-  // whenever a run finishes done, never lowered).
+  // The last success is stored per schedule (schedule_last_success, as of the last alert pass),
+  // with the successes logged since and not applied yet (lib/schedules/last-success.ts).
   // One clock reading for the whole read: sk_now() is a function PostgreSQL cannot inline, and
   // called bare it would run five times per schedule.
   const r = await db.execute<Row>(sql`
@@ -227,7 +228,7 @@ export async function getScheduleHealthAt(db: Pick<Db, "execute">, scheduleIds: 
       CASE WHEN un.unserved THEN extract(epoch FROM c.now - ow.run_after)::float8 END AS unserved_wait,
       rn.run_id AS stuck_run_id, rn.started_at AS running_since, st.after_seconds AS stuck_after,
       CASE WHEN rn.started_at + make_interval(secs => st.after_seconds) < c.now THEN rn.started_at + make_interval(secs => st.after_seconds) END AS stuck_since,
-      extract(epoch FROM c.now - ls.last_success_at)::float8 AS since_last_success,
+      extract(epoch FROM c.now - greatest(ls.last_success_at, pl.at))::float8 AS since_last_success,
       (SELECT count(*) FROM run_queue d WHERE d.schedule_id = s.id AND d.state = 'dead')::int AS dead_runs,
       extract(epoch FROM c.now - op.scheduled_for)::float8 AS oldest_pending_age,
       greatest(0, extract(epoch FROM c.now - s.created_at))::float8 AS age,
@@ -235,6 +236,7 @@ export async function getScheduleHealthAt(db: Pick<Db, "execute">, scheduleIds: 
     FROM (SELECT sk_now() AS now OFFSET 0) c
     CROSS JOIN schedules s
     LEFT JOIN schedule_last_success ls ON ls.schedule_id = s.id
+    LEFT JOIN (${pendingLastSuccess(sql`${sql.param(scheduleIds)}::bigint[]`)}) pl ON pl.schedule_id = s.id
     LEFT JOIN LATERAL (
       SELECT p.scheduled_for FROM run_queue p
       WHERE p.schedule_id = s.id AND p.state = 'pending' AND p.scheduled_for <= c.now

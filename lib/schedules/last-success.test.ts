@@ -1,5 +1,5 @@
-// The stored last success (schedule_last_success, raised by the runs triggers) against an
-// oracle read straight from the runs rows: the latest finished_at of each schedule's done runs.
+// The stored last success (schedule_last_success, raised by the alert pass from the successes the
+// runs triggers log) and a schedule's health against an oracle read straight from the runs rows: the latest finished_at of each schedule's done runs.
 // Runs are claimed and finished the way workers do it (claimRuns, finishRuns), in shuffled batches,
 // with retries, shutdown releases, dead runs re-queued and the clock stepping back; the list's
 // lastSuccess sort and the Overview's worst 50 are checked against a sort worked out here; and the
@@ -17,6 +17,8 @@ import { setupTestDatabase } from "../testing/db";
 import { seededRandom } from "../testing/random";
 import { makeRuns, makeSchedule, slots } from "../testing/factories";
 import { seedFleet } from "../testing/fleet";
+import { getScheduleHealth } from "../health/schedule-health";
+import { applyLastSuccessChanges } from "./last-success";
 import { searchSchedules, type ScheduleListQuery } from "./list";
 
 const T0 = new Date("2030-01-01T10:00:00Z");
@@ -40,6 +42,14 @@ async function compare(pool: pg.Pool) {
   return rows;
 }
 
+/** Seconds since each schedule's latest done finish, by SQL on the runs alone. */
+async function sinceOracle(pool: pg.Pool): Promise<Map<number, number>> {
+  const { rows } = await pool.query<{ id: string; since: number }>(`
+    SELECT r.schedule_id AS id, extract(epoch FROM sk_now() - max(r.finished_at))::float8 AS since
+    FROM runs r WHERE r.state = 'done' GROUP BY r.schedule_id`);
+  return new Map(rows.map((x) => [Number(x.id), Math.max(0, x.since)]));
+}
+
 describe("schedule_last_success", () => {
   it("is the latest finish of the schedule's done runs after shuffled finishes, retries, releases, requeues and a clock stepping back", async () => {
     const r = seededRandom(26);
@@ -48,6 +58,7 @@ describe("schedule_last_success", () => {
     for (const id of ids) await makeRuns(t.db, id, slots(new Date(T0.getTime() - 3_600_000), 10, 60_000).map((at) => ({ scheduledFor: at })));
     let successes = 0;
     let backwards = 0;
+    let applied = 0;
     for (let step = 0; step < 60; step++) {
       const claimed = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 + r.int(12) });
       // Finish in shuffled batches: a later slot may finish before an earlier one, or in the same statement.
@@ -71,12 +82,24 @@ describe("schedule_last_success", () => {
         backwards++;
         await advanceClock(t.pool, -(60_000 + r.int(600_000)));
       } else await advanceClock(t.pool, r.int(120_000));
-      const now = await compare(t.pool);
-      expect(now.map((row) => row.stored)).toEqual(now.map((row) => row.oracle));
+      // A schedule's health sees every success at once, the log not applied yet included.
+      const health = await getScheduleHealth(t.db, ids);
+      const since = await sinceOracle(t.pool);
+      expect(ids.map((id) => health.get(id)!.sinceLastSuccessSeconds)).toEqual(ids.map((id) => since.get(id) ?? null));
+      // The stored value is what the runs say once the alert pass has applied the log (every other step).
+      if (r.next() < 0.5) {
+        applied++;
+        await applyLastSuccessChanges(t.db);
+        const now = await compare(t.pool);
+        expect(now.map((row) => row.stored)).toEqual(now.map((row) => row.oracle));
+      }
     }
     expect(successes).toBeGreaterThan(20);
     expect(backwards).toBeGreaterThan(3);
+    expect(applied).toBeGreaterThan(10);
     // Every schedule succeeded at some point, and what is stored is what the runs say.
+    await applyLastSuccessChanges(t.db);
+    expect(Number((await t.pool.query("SELECT count(*) AS n FROM last_success_changes")).rows[0].n)).toBe(0);
     const rows = await compare(t.pool);
     expect(rows.every((row) => row.oracle !== null)).toBe(true);
     expect(rows.map((row) => row.stored)).toEqual(rows.map((row) => row.oracle));
@@ -92,7 +115,10 @@ describe("schedule_last_success", () => {
        SELECT id, partition, '2029-12-31T09:00:00Z', '2029-12-31T09:00:00Z', '2029-12-31T09:00:00Z', 'done', 1, 1, '2029-12-31T09:00:05Z' FROM schedules WHERE id = $1`,
       [s],
     );
-    const read = async () => (await t.pool.query<{ at: string }>("SELECT last_success_at::text AS at FROM schedule_last_success WHERE schedule_id = $1", [s])).rows[0].at;
+    const read = async () => {
+      await applyLastSuccessChanges(t.db);
+      return (await t.pool.query<{ at: string }>("SELECT last_success_at::text AS at FROM schedule_last_success WHERE schedule_id = $1", [s])).rows[0].at;
+    };
     expect(await read()).toBe("2030-01-01 10:05:00+00");
     // Retention removing the run leaves the schedule's last success as it was: it happened.
     await t.pool.query("DELETE FROM runs WHERE id = $1", [late]);
@@ -129,6 +155,8 @@ describe("the lastSuccess order", () => {
       FROM (VALUES ${values.join(", ")}) AS v(id, slot, state, fin) JOIN schedules s ON s.id = v.id`);
     for (const m of made) if (r.next() < 0.05) m.deleted = true;
     await t.pool.query("UPDATE schedules SET deleted_at = sk_now() WHERE id = ANY($1::bigint[])", [made.filter((m) => m.deleted).map((m) => m.id)]);
+    // The order is as of the last alert pass, which applies the logged successes.
+    await applyLastSuccessChanges(t.db);
 
     // The oracle: the runs rows, sorted here.
     const oracle = await t.pool.query<{ id: string; at: string | null }>(

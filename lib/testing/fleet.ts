@@ -11,11 +11,15 @@
  * - partition by the product's one rule, sk_partition_of(id, the cluster's count), as
  *   createSchedule gives it: the id is taken from the table's identity sequence first;
  * - runs: a done run finished (i % 50) minutes ago when i % 5 <> 0 (never succeeded otherwise);
- *   a dead run when i % 101 = 0; a pending run due (i % 40) minutes ago when i % 17 = 0.
+ *   a dead run when i % 101 = 0; a pending run due (i % 40) minutes ago when i % 17 = 0;
+ * - the successes applied to the stored last success, as the alert pass applies them
+ *   (lib/schedules/last-success.ts): the fleet is as it stands after a pass.
  */
 import type pg from "pg";
+import { createDb } from "../db/client";
+import { applyLastSuccessChanges } from "../schedules/last-success";
 
-export async function seedFleet(pool: Pick<pg.Pool, "query">, count: number): Promise<void> {
+export async function seedFleet(pool: pg.Pool, count: number): Promise<void> {
   await pool.query(
     `INSERT INTO schedules (id, name, description, handler, queue, tags, enabled, managed_by, cron, every_seconds, next_slot_at, partition, created_at, updated_at)
      OVERRIDING SYSTEM VALUE
@@ -52,5 +56,6 @@ export async function seedFleet(pool: Pick<pg.Pool, "query">, count: number): Pr
      CROSS JOIN LATERAL (SELECT sk_now() - make_interval(mins => n.i % 40) - interval '1 second' AS at) t
      WHERE s.name LIKE 'fleet-%' AND n.i % 17 = 0`,
   );
-  await pool.query("ANALYZE schedules; ANALYZE runs; ANALYZE run_queue");
+  await applyLastSuccessChanges(createDb(pool));
+  await pool.query("ANALYZE schedules; ANALYZE runs; ANALYZE run_queue; ANALYZE schedule_last_success");
 }
