@@ -49,8 +49,11 @@ export const MAX_WATCH_SECONDS = 86_400;
  * its start can precede the pass's reading by this much, so the stuck bound is moved earlier by it.
  */
 export const CLAIM_SKEW_SECONDS = 5;
-/** Change rows drained per statement: each drain is its own short transaction. */
-export const DRAIN_CHUNK = 10_000;
+/**
+ * Change rows drained per statement, each drain its own short transaction. A row is one writing
+ * statement's schedules: a finish batch's 500 at most, a tick's more.
+ */
+export const DRAIN_CHUNK = 200;
 
 /** What the next instant is worked out from, beside the schedule's health. */
 export type WatchInputs = {
@@ -109,11 +112,11 @@ export async function drainChanges(db: Db): Promise<number> {
     const r = await db.execute<{ n: number }>(sql`
       WITH d AS (
         DELETE FROM alert_changes WHERE ctid = ANY(ARRAY(SELECT ctid FROM alert_changes LIMIT ${DRAIN_CHUNK}))
-        RETURNING schedule_id
+        RETURNING schedule_ids
       ),
       due AS (
         INSERT INTO alert_watch AS w (schedule_id, check_at)
-        SELECT DISTINCT d.schedule_id, '-infinity'::timestamptz FROM d ORDER BY 1
+        SELECT DISTINCT u.id, '-infinity'::timestamptz FROM d, unnest(d.schedule_ids) AS u(id) ORDER BY 1
         ON CONFLICT (schedule_id) DO UPDATE SET check_at = excluded.check_at WHERE w.check_at > excluded.check_at
       )
       SELECT count(*)::int AS n FROM d`);

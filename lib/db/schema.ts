@@ -695,12 +695,13 @@ export const alertPass = pgTable(
 
 /**
  * Schedules whose runs or alert settings were written since the alert pass last looked: one row
- * per writing statement and schedule, appended by triggers (lib/db/sql/triggers/*_alert_changes*.sql)
- * and drained by the pass into alert_watch as due. Insert-only for writers: no key, no index, no
- * row another writer waits on.
+ * per writing statement, with the schedules it wrote as an array, appended by triggers
+ * (lib/db/sql/triggers/*_alert_changes*.sql) and drained by the pass into alert_watch as due. A
+ * finish of 500 runs of 500 schedules (the top of the hour) appends one row, not 500.
+ * Insert-only for writers: no key, no index, no row another writer waits on.
  */
 export const alertChanges = pgTable("alert_changes", {
-  scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
+  scheduleIds: bigint("schedule_ids", { mode: "number" }).array().notNull(),
 });
 
 /**
@@ -744,13 +745,15 @@ export const chartWaits = pgTable(
 );
 
 /**
- * The (schedule, slot hour) pairs whose runs were written since chart_hours last counted them:
- * appended by the triggers on runs (lib/db/sql/triggers/runs_chart_changes_*.sql), drained by the
- * roll-up. Insert-only for writers: no key, no index, no row another writer waits on.
+ * The (schedule, slot hour) pairs whose runs were written since chart_hours last counted them: one
+ * row per writing statement, the pairs as two arrays (read one pair a row through the view
+ * chart_changed_hours), appended by the triggers on runs (lib/db/sql/triggers/runs_chart_changes_*.sql)
+ * and drained by the roll-up. Insert-only for writers: no key, no index, no row another writer
+ * waits on.
  */
 export const chartChanges = pgTable("chart_changes", {
-  scheduleId: bigint("schedule_id", { mode: "number" }).notNull(),
-  hour: ts("hour").notNull(),
+  scheduleIds: bigint("schedule_ids", { mode: "number" }).array().notNull(),
+  hours: ts("hours").array().notNull(),
 });
 
 /** Alert history: one row per transition (firing, resolved) or reminder. */

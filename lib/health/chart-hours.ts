@@ -1,7 +1,8 @@
 /**
  * The chart roll-up: chart_hours counts each schedule's runs by slot hour (the long chart windows
  * read it instead of the runs, lib/health/charts.ts). The statements that write runs only list the
- * hours they touched in chart_changes (a trigger, one small row per schedule and hour, no index);
+ * hours they touched in chart_changes (a trigger, one small row per statement with its (schedule,
+ * hour) pairs as arrays, no index);
  * this pass counts those hours again from runs, through runs_slot_key, and drains the list. With
  * the counts it writes chart_waits: how long each hour's finished runs had waited at each 7-day
  * sample they waited across (a finished run's wait no longer changes).
@@ -20,18 +21,22 @@ import { CHART_WINDOWS } from "./charts";
 export const CHART_ROLLUP_LOCK_KEY = "slotkeeper:chart-hours";
 /** The sample spacing of chart_waits: the 7-day window's bucket (its samples are the bucket ends). */
 export const WAIT_SAMPLE_SECONDS = CHART_WINDOWS["7d"].bucketSeconds;
-/** Listed rows drained per statement: each chunk is its own short transaction. */
-export const CHART_ROLLUP_CHUNK = 5_000;
+/**
+ * Listed rows drained per statement, each chunk its own short transaction. A row is one writing
+ * statement's pairs: a finish batch's 500 at most, a tick's more.
+ */
+export const CHART_ROLLUP_CHUNK = 20;
 
 /**
- * A roll-up drains at most this many listed rows per call (the rest wait for the next): it runs in
- * the alert loop, and after the top of the hour (a run inserted and finished per hourly schedule)
- * an unbounded one would hold the next alert pass back. Charts stay exact meanwhile.
+ * A roll-up stops after the chunk that takes it to this many (schedule, hour) pairs (the rest wait
+ * for the next call): it runs in the alert loop, and after the top of the hour (a run inserted and
+ * finished per hourly schedule) an unbounded one would hold the next alert pass back. Charts stay
+ * exact meanwhile.
  */
-export const CHART_ROLLUP_MAX_ROWS = 50_000;
+export const CHART_ROLLUP_MAX_PAIRS = 50_000;
 
-/** Count listed hours again; returns the listed rows drained (0 when another roll-up holds the lock). */
-export async function rollUpChartHours(db: Db, maxRows = CHART_ROLLUP_MAX_ROWS): Promise<number> {
+/** Count listed hours again; returns the (schedule, hour) pairs drained (0 when another roll-up holds the lock). */
+export async function rollUpChartHours(db: Db, maxPairs = CHART_ROLLUP_MAX_PAIRS): Promise<number> {
   const client = await db.$client.connect();
   let locked = false;
   try {
@@ -39,14 +44,14 @@ export async function rollUpChartHours(db: Db, maxRows = CHART_ROLLUP_MAX_ROWS):
     if (!locked) return 0;
     let total = 0;
     for (;;) {
-      const r = await db.execute<{ n: number }>(sql`
+      const r = await db.execute<{ n: number; pairs: number }>(sql`
         WITH d AS (
           DELETE FROM chart_changes WHERE ctid = ANY(ARRAY(SELECT ctid FROM chart_changes LIMIT ${CHART_ROLLUP_CHUNK}))
-          RETURNING schedule_id, hour
+          RETURNING schedule_ids, hours
         ),
         fresh AS (
           SELECT k.schedule_id, k.hour, c.done, c.dead, c.skipped, c.waiting, c.last_done_at, c.runs
-          FROM (SELECT DISTINCT schedule_id, hour FROM d) k
+          FROM (SELECT DISTINCT u.schedule_id, u.hour FROM d, unnest(d.schedule_ids, d.hours) AS u(schedule_id, hour)) k
           CROSS JOIN LATERAL (
             SELECT count(*) FILTER (WHERE r.state = 'done')::int AS done, count(*) FILTER (WHERE r.state = 'dead')::int AS dead,
               coalesce(sum(coalesce(r.skipped_count, 1)) FILTER (WHERE r.state = 'skipped'), 0)::int AS skipped,
@@ -87,10 +92,10 @@ export async function rollUpChartHours(db: Db, maxRows = CHART_ROLLUP_MAX_ROWS):
           WHERE w.schedule_id = f.schedule_id AND w.hour = f.hour
             AND NOT EXISTS (SELECT 1 FROM waits x WHERE x.schedule_id = w.schedule_id AND x.hour = w.hour AND x.sample_at = w.sample_at)
         )
-        SELECT count(*)::int AS n FROM d`);
-      const n = r.rows[0]?.n ?? 0;
-      total += n;
-      if (n < CHART_ROLLUP_CHUNK || total >= maxRows) return total;
+        SELECT count(*)::int AS n, coalesce(sum(cardinality(d.schedule_ids)), 0)::int AS pairs FROM d`);
+      const rows = r.rows[0]?.n ?? 0;
+      total += r.rows[0]?.pairs ?? 0;
+      if (rows < CHART_ROLLUP_CHUNK || total >= maxPairs) return total;
     }
   } finally {
     // Unlock before the connection goes back to the pool; if that fails, close it (which unlocks).

@@ -76,12 +76,12 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
   const k = (col: SQL) => sql`floor(extract(epoch FROM ${col} - ${startIso}::timestamptz) / ${step})::int`;
   const runsFrom = sql`FROM runs r WHERE r.schedule_id = ANY(${idsParam}::bigint[]) AND r.scheduled_for >= ${cutIso}::timestamptz AND r.scheduled_for <= ${nowIso}::timestamptz`;
   const listedFrom = sql`
-    FROM (SELECT DISTINCT cc.schedule_id, cc.hour FROM chart_changes cc
+    FROM (SELECT DISTINCT cc.schedule_id, cc.hour FROM chart_changed_hours cc
           WHERE cc.schedule_id = ANY(${idsParam}::bigint[]) AND cc.hour >= ${startIso}::timestamptz AND cc.hour < ${cutIso}::timestamptz) l
     JOIN runs r ON r.schedule_id = l.schedule_id AND r.scheduled_for >= l.hour AND r.scheduled_for < l.hour + interval '1 hour'
     WHERE true`;
   const hoursFrom = sql`FROM chart_hours c WHERE c.schedule_id = ANY(${idsParam}::bigint[]) AND c.hour >= ${startIso}::timestamptz AND c.hour < ${cutIso}::timestamptz
-    AND NOT EXISTS (SELECT 1 FROM chart_changes cc WHERE cc.schedule_id = c.schedule_id AND cc.hour = c.hour)`;
+    AND NOT EXISTS (SELECT 1 FROM chart_changed_hours cc WHERE cc.schedule_id = c.schedule_id AND cc.hour = c.hour)`;
   const runOutcome = sql`${k(sql`r.scheduled_for`)} AS k, (r.state = 'done')::int AS done, (r.state = 'dead')::int AS dead,
       CASE WHEN r.state = 'skipped' THEN coalesce(r.skipped_count, 1) ELSE 0 END AS skipped, (r.state IN ('pending', 'running'))::int AS waiting`;
   const outcomeRows = sql`
@@ -105,7 +105,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
         SELECT ${finishedWait} ${runsFrom} AND r.state IN ('done', 'dead')
         UNION ALL
         SELECT ${finishedWait}
-        FROM (SELECT DISTINCT cc.schedule_id, cc.hour FROM chart_changes cc
+        FROM (SELECT DISTINCT cc.schedule_id, cc.hour FROM chart_changed_hours cc
               WHERE cc.schedule_id = ANY(${idsParam}::bigint[]) AND cc.hour >= ${lookbackIso}::timestamptz AND cc.hour < ${cutIso}::timestamptz) l
         JOIN runs r ON r.schedule_id = l.schedule_id AND r.scheduled_for >= l.hour AND r.scheduled_for < l.hour + interval '1 hour'
         WHERE r.state IN ('done', 'dead') AND r.scheduled_for >= ${lookbackIso}::timestamptz
@@ -173,7 +173,7 @@ export async function getHealthCharts(db: Db, schedules: { id: number; name: str
       FROM chart_waits c
       WHERE c.schedule_id = ANY(${idsParam}::bigint[]) AND c.hour >= ${lookbackIso}::timestamptz AND c.hour < ${cutIso}::timestamptz
         AND c.sample_at > ${startIso}::timestamptz AND c.sample_at <= ${nowIso}::timestamptz
-        AND NOT EXISTS (SELECT 1 FROM chart_changes cc WHERE cc.schedule_id = c.schedule_id AND cc.hour = c.hour)
+        AND NOT EXISTS (SELECT 1 FROM chart_changed_hours cc WHERE cc.schedule_id = c.schedule_id AND cc.hour = c.hour)
       GROUP BY 1, 2` : sql``}`),
   ]);
 

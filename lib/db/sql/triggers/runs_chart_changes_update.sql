@@ -1,11 +1,15 @@
--- runs_chart_changes_update: the slot hours of runs whose record moved (finish, retry, rescue, requeue, skips); no writer rewrites a run's schedule or slot, so the new rows name every hour touched are listed
--- for the chart roll-up (lib/health/chart-hours.ts), which counts them again from runs. One
--- set-based insert per statement, one small heap row per (schedule, hour) it touched and no index:
--- on the finish path this is the whole cost of the pre-aggregated charts.
+-- runs_chart_changes_update: the slot hours of runs whose record moved (finish, retry, rescue,
+-- requeue, skips; no writer rewrites a run's schedule or slot, so the new rows name every hour
+-- touched) are listed
+-- for the chart roll-up (lib/health/chart-hours.ts), which counts them again from runs. One row
+-- per statement, its (schedule, hour) pairs as two arrays, no index: on the finish path this is the
+-- whole cost of the pre-aggregated charts, one small row per batch.
 CREATE OR REPLACE FUNCTION runs_chart_changes_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO chart_changes (schedule_id, hour)
-  SELECT DISTINCT x.schedule_id, date_bin('1 hour', x.scheduled_for, timestamptz 'epoch') FROM updated_runs x WHERE x.scheduled_for IS NOT NULL;
+  INSERT INTO chart_changes (schedule_ids, hours)
+  SELECT array_agg(k.schedule_id), array_agg(k.hour) FROM (
+    SELECT DISTINCT x.schedule_id, date_bin('1 hour', x.scheduled_for, timestamptz 'epoch') AS hour FROM updated_runs x WHERE x.scheduled_for IS NOT NULL) k
+  HAVING count(*) > 0;
   RETURN NULL;
 END $$;
 

@@ -3,7 +3,7 @@
 -- status; otherwise its alert_watch row would stand until the daily look.
 CREATE OR REPLACE FUNCTION schedules_alert_changes_delete() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO alert_changes (schedule_id) SELECT o.id FROM deleted_schedules o;
+  INSERT INTO alert_changes (schedule_ids) SELECT array_agg(n.id) FROM deleted_schedules n HAVING count(*) > 0;
   RETURN NULL;
 END $$;
 

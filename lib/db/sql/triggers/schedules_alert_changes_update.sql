@@ -3,7 +3,7 @@
 -- columns fire it: the tick's rewrite of next_slot_at on every due schedule does not.
 CREATE OR REPLACE FUNCTION schedules_alert_changes_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  INSERT INTO alert_changes (schedule_id) VALUES (NEW.id);
+  INSERT INTO alert_changes (schedule_ids) VALUES (ARRAY[NEW.id]);
   RETURN NULL;
 END $$;
 
