@@ -51,8 +51,14 @@ export async function runWorker(opts: RunWorkerOptions = {}): Promise<RunningWor
   // — however many, however long — can never starve the claim or the renewal of the leases.
   // Every statement gives up after SLOTKEEPER_DB_QUERY_TIMEOUT_MS without an answer (a silent
   // network) and drops its connection; the loop retries on a fresh one.
+  //
+  // A transaction of the worker's own loops is never idle longer than one statement's round trip.
+  // One left open on the server by a worker cut off mid-way (a silent network: the server does not
+  // know the client is gone) holds its row locks, and a tick of the same schedules or a lease pass
+  // by another worker would wait behind them: the server ends such a session after the query
+  // timeout, the time the cut-off worker itself takes to give its connections up.
   const poolOptions = { idleInTransactionTimeoutMs: 30_000, queryTimeoutMs: config.dbQueryTimeoutMs };
-  const pool = createPool(database.url, { ...poolOptions, max: totalConcurrency(config.queues ?? { default: config.workerConcurrency }) + 4, applicationName: "slotkeeper:worker" });
+  const pool = createPool(database.url, { ...poolOptions, idleInTransactionTimeoutMs: Math.min(30_000, Math.max(2_000, config.dbQueryTimeoutMs)), max: totalConcurrency(config.queues ?? { default: config.workerConcurrency }) + 4, applicationName: "slotkeeper:worker" });
   const handlerPool = createPool(database.url, { ...poolOptions, max: totalConcurrency(config.queues ?? { default: config.workerConcurrency }) + 2, applicationName: "slotkeeper:worker:handlers" });
   // A client checked out of the pool (inside a transaction) whose connection dies between two
   // statements emits 'error' with nobody listening, which would kill the process. The statement

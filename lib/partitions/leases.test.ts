@@ -186,4 +186,30 @@ describe("partition leases", () => {
     expect(await listPartitionLeases(t.db)).toHaveLength(4);
     expect((await setPartitionCount(t.db, 4)).changed).toBe(false);
   });
+
+  it("a pass does not wait for a worker cut off in the middle of its own pass (its transaction left open on the server)", async () => {
+    const a = await newWorker("cut-a");
+    const b = await newWorker("cut-b");
+    await acquirePartitions(a.db, { workerId: a.id, leaseSeconds: LEASE });
+    // A's next pass renewed its rows and then its network went silent: the server keeps the
+    // transaction open, holding those rows, until it gives up on the session.
+    const stuck = await t.pool.connect();
+    try {
+      await stuck.query("BEGIN");
+      await stuck.query("UPDATE partition_leases SET renewed_at = sk_now() WHERE owner = $1", [a.id]);
+      // B's pass with a lock timeout: waiting on A's rows would fail it.
+      const pool = createPool(t.url, { max: 1, applicationName: "test:cut-b-timeout" });
+      pools.push(pool);
+      const bTimed = createDb(pool);
+      // One connection, set once: waiting on A's rows for more than a second fails the pass.
+      const client = await pool.connect();
+      await client.query("SET lock_timeout = '1s'");
+      client.release();
+      const r = await acquirePartitions(bTimed, { workerId: b.id, leaseSeconds: LEASE });
+      expect(r.liveWorkers).toBeGreaterThanOrEqual(2);
+    } finally {
+      await stuck.query("ROLLBACK");
+      stuck.release();
+    }
+  });
 });

@@ -97,9 +97,14 @@ export async function acquirePartitions(db: Db, opts: { workerId: string; leaseS
 
     // Lease rows for 0..P-1 exist from the first pass on; rows at or above P (after the count was
     // lowered) are simply never considered again.
+    // Only the rows missing (a raised partition count): an insert that meets an existing row waits
+    // for any open transaction that wrote it, and a worker cut off mid-pass leaves its transaction
+    // open on the server (idle, holding its row locks) until the server gives up on it. Every
+    // other worker's pass would wait behind it, holding nothing meanwhile.
     await tx.execute(sql`
       INSERT INTO partition_leases (partition, token)
       SELECT g, 0 FROM generate_series(0, ${partitions - 1}::int) g
+      WHERE NOT EXISTS (SELECT 1 FROM partition_leases x WHERE x.partition = g)
       ON CONFLICT (partition) DO NOTHING`);
 
     // Renew only leases still running: one that expired may already belong to someone else, and
