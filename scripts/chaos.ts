@@ -293,6 +293,7 @@ async function main() {
     leaseMs: o.leaseSeconds * 1000,
     pollMs: o.pollIntervalMs,
     logDir: o.logDir,
+    skewMs: o.skewMs,
     statedBoundMs: worstCaseLatenessSeconds({ jitterSeconds: 0, leaseSeconds: o.leaseSeconds }, o.pollIntervalMs) * 1000,
     outageAllowanceMs: DATABASE_OUTAGE_ALLOWANCE_SECONDS * 1000,
     clockOffsetMs,

@@ -8,6 +8,7 @@ import { createDb } from "../../lib/db/client";
 import { findQueueMismatches } from "../../lib/runs/queue-consistency";
 import { readAttemptHistory, readDuplicateStarts, readFencing, readLeaseLosses, readLedgerWrites, readLongRuns, readRunCounters, readRuns, readSchedules, readFirstStarts, readTakeovers, type readRunHealth } from "./checks";
 import type { FaultLog } from "./faults";
+import { fleetDownIntervals, readWorkerStarts, waitJudgedFrom, workerUpIntervals } from "./fleet-down";
 import { checkSlots, type OracleSchedule } from "./oracle";
 import { checkTimed, type TimedSchedule } from "./timing-oracle";
 import { quantile } from "./random";
@@ -69,6 +70,8 @@ export type ReportInput = {
   leaseMs: number;
   pollMs: number;
   logDir: string;
+  /** The skewed worker's clock offset (its log's times are that far ahead). */
+  skewMs: number;
   /** The schedules' stated worst-case start lateness (lib/schedules/lateness.ts), and what an outage adds. */
   statedBoundMs: number;
   outageAllowanceMs: number;
@@ -118,11 +121,16 @@ export async function buildReport(i: ReportInput) {
   // Lags in real time: from the instant the database clock first read the slot's due time (a
   // forward step makes the instants it skips due at once) to its lowest attempt's claim, on the
   // server's real clock: a step is not a wait, and a step back does not make a wait shorter.
+  // The stretches when no worker could claim (every one dead, frozen, cut off or starting), on
+  // the server's clock: a wait across one is judged from its end (scripts/chaos/fleet-down.ts).
+  const fleetDown = fleetDownIntervals(workerUpIntervals(readWorkerStarts(i.logDir, i.skewMs), i.faults.faults, Date.now()), i.workersUpAt, Date.now()).map(
+    ([a, z]) => [a + i.clockOffsetMs, z + i.clockOffsetMs] as [number, number],
+  );
   const lagRows = (await readFirstStarts(i.pool))
     .filter((l) => !paused.has(l.schedule))
     .map((l) => {
       const dueReal = allow.dueReal(l.dueAt);
-      return { ...l, dueReal, lag: l.startedAt - dueReal };
+      return { ...l, dueReal, lag: l.startedAt - dueReal, judgedLag: l.startedAt - waitJudgedFrom(fleetDown, dueReal, l.startedAt) };
     });
   const lags = lagRows.map((l) => l.lag);
   const worstLags = [...lagRows].sort((a, b) => b.lag - a.lag).slice(0, 3).map((l) => ({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag) }));
@@ -213,11 +221,13 @@ export async function buildReport(i: ReportInput) {
   const startsOver: { schedule: string; due_at: string; lag_ms: number; seen_by: string }[] = [];
   let excludedForOutage = 0;
   let excludedBeforeWorkersUp = 0;
+  let excludedForFleetDown = 0;
   const upAt = i.workersUpAt + off;
   for (const l of lagRows) {
     if (l.dueReal < upAt) excludedBeforeWorkersUp++;
     else if (inOutage(l.dueReal, l.dueReal + l.lag)) excludedForOutage++;
-    else if (l.lag > statedMs) startsOver.push({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag), seen_by: "database" });
+    else if (l.judgedLag > statedMs) startsOver.push({ schedule: l.schedule, due_at: new Date(l.dueAt).toISOString(), lag_ms: Math.round(l.lag), seen_by: "database" });
+    else if (l.lag > statedMs) excludedForFleetDown++;
   }
   // A first attempt whose lease expired (its worker killed, frozen, silenced or cut off: the lease
   // losses are judged below) started in time by the database; its request comes after a takeover.
@@ -227,6 +237,11 @@ export async function buildReport(i: ReportInput) {
     const at = firstArrival.get(r.key);
     const due = allow.dueReal(r.slot);
     if (at === undefined || due < upAt || inOutage(due, at)) continue;
+    const judged = at - waitJudgedFrom(fleetDown, due, at);
+    if (judged <= statedMs && at - due > statedMs) {
+      excludedForFleetDown++;
+      continue;
+    }
     if (firstLost.has(r.key) && at - due > statedMs) {
       excludedFirstAttemptLost++;
       continue;
@@ -273,6 +288,7 @@ export async function buildReport(i: ReportInput) {
     statedBoundMs: statedMs,
     outageAllowanceMs: i.outageAllowanceMs,
     excluded: (dueReal, lag) => dueReal < upAt || inOutage(dueReal, dueReal + lag),
+    judged: (dueReal, lag) => dueReal + lag - waitJudgedFrom(fleetDown, dueReal, dueReal + lag),
   });
   const faultsHappened = {
     kill9_of_busy_worker: i.faults.faults.some((f) => f.kind === "kill9" && f.held.length > 0),
@@ -326,7 +342,7 @@ export async function buildReport(i: ReportInput) {
     attempt_violations_detail: { out_of_range: fencing.attempts_out_of_range, gaps: fencing.attempt_gaps, double_success: fencing.double_success, ledger_token_above_run: fencing.ledger_token_above_run },
     recovery_time_ms: { runs_held_by_victims: held.length, samples: recoveries.length, p50: round(quantile(recoveries, 0.5)), max: round(quantile(recoveries, 1)), bound_ms: boundMs, tolerance_ms: toleranceMs, over_bound: overBound, over_bound_plus_tolerance: overBoundPlusTolerance, overlapping_db_restart: duringOutage, finished_before_fault: finishedBeforeFault, unrecovered },
     starts_over_bound: startsOver.length,
-    starts_over_bound_detail: { stated_bound_ms: statedMs, excluded_for_db_crash: excludedForOutage, excluded_before_workers_up: excludedBeforeWorkersUp, witness_excluded_first_attempt_lost: excludedFirstAttemptLost, examples: startsOver.slice(0, 5) },
+    starts_over_bound_detail: { stated_bound_ms: statedMs, excluded_for_db_crash: excludedForOutage, excluded_before_workers_up: excludedBeforeWorkersUp, judged_after_no_worker_was_up: excludedForFleetDown, fleet_down_seconds: Math.round(fleetDown.reduce((n, [a, z]) => n + z - a, 0) / 100) / 10, witness_excluded_first_attempt_lost: excludedFirstAttemptLost, examples: startsOver.slice(0, 5) },
     zombie_requests_after_takeover: witness.zombieRequests.length,
     leases_lost_by_live_workers: lostByLive.length,
     superseded_writes_accepted: superseded.length,

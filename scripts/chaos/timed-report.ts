@@ -54,7 +54,7 @@ export function timedAllowances(t: TimedReportInput | undefined, leaseMs: number
 export async function timedReport(
   pool: pg.Pool,
   t: TimedReportInput | undefined,
-  c: { schedules: OracleSchedule[]; runs: OracleRun[]; lagRows: { runId: number; dueReal: number; lag: number }[]; offsetMs: number; leaseMs: number; pollMs: number; statedBoundMs: number; outageAllowanceMs: number; excluded: (dueReal: number, lag: number) => boolean },
+  c: { schedules: OracleSchedule[]; runs: OracleRun[]; lagRows: { runId: number; dueReal: number; lag: number }[]; offsetMs: number; leaseMs: number; pollMs: number; statedBoundMs: number; outageAllowanceMs: number; excluded: (dueReal: number, lag: number) => boolean; judged: (dueReal: number, lag: number) => number },
 ) {
   if (!t) return { figures: {}, checks: {} as Record<string, boolean>, happened: {} as Record<string, boolean> };
   // Claiming again needs the detection (the query timeout), a retry's back-off, a reconnect and due
@@ -70,7 +70,7 @@ export async function timedReport(
   // The slots a forward step skips come due at once, as after an outage: the stated bound plus the outage allowance.
   const clock = await checkClockSteps(pool, t.clockSteps, c.schedules, c.runs, c.statedBoundMs + c.outageAllowanceMs, new Map(c.lagRows.map((l) => [l.runId, l.lag])));
   const hog = await readPoolExhaustions(pool, t.hogScheduleIds);
-  const duringTx = lagsDuring(t.longTransactions, c.lagRows.filter((l) => !c.excluded(l.dueReal, l.lag)).map((l) => ({ dueAt: l.dueReal, lag: l.lag })), c.offsetMs);
+  const duringTx = lagsDuring(t.longTransactions, c.lagRows.filter((l) => !c.excluded(l.dueReal, l.lag)).map((l) => ({ dueAt: l.dueReal, lag: c.judged(l.dueReal, l.lag) })), c.offsetMs);
   const heldMs = t.longTransactions.reduce((n, s) => n + (s.to - s.from), 0);
   const p99 = quantile(duringTx, 0.99);
   return {
