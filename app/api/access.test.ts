@@ -2,6 +2,7 @@
 // promise) against a real database: anonymous remote clients, viewers, cross-origin mutations and
 // non-JSON bodies are refused; tokens work until revoked; every mutation leaves an audit entry.
 import { beforeAll, describe, expect, it } from "vitest";
+import { evaluateAlerts } from "@/lib/alerts/evaluate";
 import { PEER_HEADER } from "@/lib/auth/client-address";
 import { setupTestDatabase } from "@/lib/testing/db";
 import { makeRun, makeSchedule } from "@/lib/testing/factories";
@@ -51,6 +52,8 @@ beforeAll(async () => {
   ids.token = Number((await tdb.pool.query("SELECT id FROM api_tokens WHERE name = 'ci-viewer'")).rows[0].id);
   const s = await makeSchedule(tdb.db, { name: ids.schedule });
   ids.run = (await makeRun(tdb.db, { scheduleId: s.id, state: "dead", attempts: 6 })).id;
+  // The status aggregates are the alert pass's judgement, as in production where the worker runs it.
+  await evaluateAlerts(tdb.db, { publicUrl: "http://localhost:3000", reminderSeconds: 0 });
   ids.channel = Number(
     (await tdb.pool.query(`INSERT INTO alert_channels (name, kind, config) VALUES ('ops', 'webhook', '{"url": "http://127.0.0.1:9/"}') RETURNING id`)).rows[0].id,
   );
@@ -65,8 +68,9 @@ type Json = Record<string, unknown>;
 const LOOPBACK_GET: Record<string, { query?: string; expect: (body: Json, res: Response) => void }> = {
   "alerts/channels/[id]": { expect: (b) => expect(b.channel).toMatchObject({ id: ids.channel, name: "ops", kind: "webhook" }) },
   "alerts/channels": { expect: (b) => expect(b).toMatchObject({ channels: [{ id: ids.channel, name: "ops" }], smtpConfigured: false }) },
-  "alerts/events": { expect: (b) => expect(b).toEqual({ events: [], nextBefore: null }) },
-  alerts: { expect: (b) => expect(b).toEqual({ firing: [] }) },
+  // The fixture's dead run makes its schedule fail: one alert firing, one event that opened it.
+  "alerts/events": { expect: (b) => expect(b).toMatchObject({ events: [expect.objectContaining({ rule: "failing" })], nextBefore: null }) },
+  alerts: { expect: (b) => expect(b).toMatchObject({ firing: [expect.objectContaining({ rule: "failing" })] }) },
   audit: { expect: (b) => expect(b).toMatchObject({ entries: expect.arrayContaining([expect.objectContaining({ action: "token.create" })]) }) },
   charts: { query: "?window=1h&schedule=x", expect: (b) => expect(b).toMatchObject({ window: "1h", series: [{ name: "x" }] }) },
   export: { expect: (b) => expect((b.schedules as { name: string }[]).map((x) => x.name)).toEqual(["x"]) },

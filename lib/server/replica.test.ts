@@ -9,10 +9,13 @@
 // wait on real time, polling, a few seconds at most.
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { evaluateAlerts } from "@/lib/alerts/evaluate";
 import { healthAnswerSchema } from "@/lib/api/answers";
 import { PEER_HEADER } from "@/lib/auth/client-address";
 import { replicaNotice } from "@/components/replica-banner";
+import { createDb } from "@/lib/db/client";
 import { migrateDatabase } from "@/lib/db/migrate";
+import { readStatusCounts } from "@/lib/health/status-counts";
 import { startCluster, startStandby, type Cluster, type Standby } from "@/lib/testing/standby";
 import { closeDb } from "./db";
 import { READ_FALLBACK_HEADER, READ_FROM_HEADER, REPLICA_LAG_HEADER, WROTE_COOKIE, type ReplicaStatus } from "./replica";
@@ -67,6 +70,10 @@ async function health(): Promise<{ ok: boolean; replica: ReplicaStatus }> {
   return (await res.json()) as { ok: boolean; replica: ReplicaStatus };
 }
 
+/** The status counts of the last alert pass, read on one server. */
+const countsOn = (pool: pg.Pool) => readStatusCounts(createDb(pool));
+const statusAsOf = (pool: pg.Pool) => async () => (await countsOn(pool)).asOf?.getTime() ?? 0;
+const pausedOn = async (pool: pg.Pool) => (await countsOn(pool)).byStatusHandler.find((e) => e.status === "paused")?.count ?? 0;
 const descriptionOn = async (pool: pg.Pool, name: string) => (await pool.query<{ description: string | null }>("SELECT description FROM schedules WHERE name = $1", [name])).rows[0]?.description;
 
 beforeAll(async () => {
@@ -98,6 +105,10 @@ describe("reads from a streaming standby", () => {
     const created = await call(await routes.schedules(), "POST", "schedules", { body: { name: "replica-1", handler: "noop", everySeconds: 60, description: "first" } });
     expect(created.status).toBe(201);
     await until("the standby replays the new schedule", () => descriptionOn(onStandby, "replica-1"), (d) => d === "first");
+    // The metrics' status counts are what the last alert pass (a worker's, on the primary) judged.
+    const alertPass = () => evaluateAlerts(createDb(onPrimary), { publicUrl: ORIGIN, reminderSeconds: 0 });
+    await alertPass();
+    await until("the standby replays the alert pass", statusAsOf(onStandby), (t) => t > 0);
 
     const first = await getSchedule("replica-1");
     expect(first.res.headers.get(READ_FROM_HEADER)).toBe("replica");
@@ -121,6 +132,7 @@ describe("reads from a streaming standby", () => {
     expect(paused.status).toBe(200);
     expect(await descriptionOn(onPrimary, "replica-1")).toBe("second");
     expect(await descriptionOn(onStandby, "replica-1")).toBe("first");
+    await alertPass();
 
     // The console's reads show the standby's (old) data...
     const stale = await getSchedule("replica-1");
@@ -137,6 +149,8 @@ describe("reads from a streaming standby", () => {
     const text = await metrics.text();
     expect(text).toMatch(/slotkeeper_schedules\{status="healthy",handler="noop"\} 1/);
     expect(text).not.toMatch(/slotkeeper_schedules\{status="paused",handler="noop"\} 1/);
+    // The primary's own count, after the second pass, has the pause.
+    expect(await pausedOn(onPrimary)).toBe(1);
 
     // The lag grows while replay stays paused, and is shown once above the threshold (1 s here).
     const lagging = await until("health reports the lag", health, (h) => h.replica.warn && (h.replica.lagSeconds ?? 0) > 1);
