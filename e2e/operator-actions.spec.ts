@@ -1,43 +1,72 @@
 // Operator journeys of schedules as code and of settling runs by hand, in a real browser against
-// the real stack: a schedule applied from a file shows where it is managed from and, once edited
-// outside the file, that it drifted and in which field; a pending run is cancelled and a dead run
+// the real stack: a schedule applied from a file with the `slotkeeper` CLI shows where it is
+// managed from and, once edited in the console, that it drifted and in which field; a pending run is cancelled and a dead run
 // discarded from the run page, each with a reason, and the database says so; schedules are
 // filtered by owner and paused in bulk by a tag alone with a note; a pause with only a resume
 // time reads "paused until" that time.
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { expect, test } from "./fixtures";
+import { ScheduleFormPage } from "./pages/schedule-form";
 
 const suffix = Date.now().toString(36);
 
-test("a schedule applied from a file shows its source, then its drift and its pause note", async ({ page, request }) => {
-  const name = `e2e-managed-${suffix}`;
-  const file = `schedules:\n  - name: ${name}\n    handler: noop\n    everySeconds: 3600\n    description: from the file\n`;
-  const applied = await request.post("/api/apply", { data: { source: "jobs.yaml", document: file } });
-  expect(applied.status()).toBe(200);
-  expect(((await applied.json()) as { created: string[] }).created).toEqual([name]);
+/** The `slotkeeper` bin as a user runs it against this console, with --json: its parsed answer. */
+function slotkeeper(url: string, args: string[]): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ["bin/slotkeeper.mjs", ...args], { env: { ...process.env, SLOTKEEPER_URL: url }, encoding: "utf8", timeout: 60_000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`slotkeeper ${args.join(" ")} failed: ${stderr}`));
+      else resolve(JSON.parse(stdout) as Record<string, unknown>);
+    });
+  });
+}
 
+test("a schedule applied from a file with the CLI shows its source; a console edit shows as drift until the next apply, which keeps a noted pause", async ({ page, baseURL, sql }) => {
+  const name = `e2e-managed-${suffix}`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "sk-e2e-apply-"));
+  const file = path.join(dir, "jobs.yaml");
+  fs.writeFileSync(file, `schedules:\n  - name: ${name}\n    handler: noop\n    everySeconds: 3600\n    description: from the file\n`);
+
+  // The plan changes nothing; the apply creates it, managed by the file's name.
+  expect(await slotkeeper(baseURL!, ["plan", file, "--json"])).toMatchObject({ created: [name], updated: [], deleted: [] });
+  expect((await sql.query("SELECT 1 FROM schedules WHERE name = $1", [name])).rowCount).toBe(0);
+  expect(await slotkeeper(baseURL!, ["apply", file, "--json"])).toMatchObject({ created: [name], updated: [], deleted: [] });
   await page.goto("/schedules");
   const row = page.locator(`[data-testid="schedule-row"][data-name="${name}"]`);
   await expect(row.getByTestId("managed-by")).toHaveText("managed by jobs.yaml");
   await expect(row.getByTestId("drift-badge")).toHaveCount(0);
 
-  // An edit outside the file is drift, named by field, on the list and on the page.
-  const view = (await (await request.get(`/api/schedules/${name}`)).json()) as { schedule: { version: number } };
-  expect((await request.patch(`/api/schedules/${name}`, { data: { description: "edited by hand", version: view.schedule.version } })).status()).toBe(200);
-  await page.reload();
-  await expect(row.getByTestId("drift-badge")).toHaveText("drifted: description");
+  // An edit in the console is drift, named by field, on the page and on the list.
   await page.goto(`/schedules/${name}`);
   await expect(page.getByTestId("managed-notice").getByTestId("managed-by")).toHaveText("jobs.yaml");
-  await expect(page.getByTestId("drift-notice")).toContainText("description");
+  await page.getByTestId("edit-schedule").click();
+  const form = new ScheduleFormPage(page);
+  await form.input("owner").fill("team-by-hand");
+  await form.save();
+  await expect(page).toHaveURL(new RegExp(`/schedules/${name}$`));
+  await expect(page.getByTestId("drift-notice")).toContainText("owner");
+  await page.goto("/schedules");
+  await expect(row.getByTestId("drift-badge")).toHaveText("drifted: owner");
 
-  // A pause with a note shows the note; a re-apply keeps it paused and puts the description back.
-  expect((await request.post(`/api/schedules/${name}/pause`, { data: { note: "vendor outage" } })).status()).toBe(200);
-  const again = (await (await request.post("/api/apply", { data: { source: "jobs.yaml", document: file } })).json()) as { updated: string[]; keptPaused: { name: string }[] };
-  expect(again.updated).toEqual([name]);
-  expect(again.keptPaused.map((k) => k.name)).toEqual([name]);
-  await page.reload();
+  // Paused by hand with a note in an incident: the next apply puts the owner back and keeps the pause.
+  await page.goto(`/schedules/${name}`);
+  await page.getByTestId("pause-note-open").click();
+  await page.getByTestId("pause-note").fill("vendor outage");
+  await page.getByTestId("pause-confirm").click();
   await expect(page.getByTestId("paused-note")).toContainText("vendor outage");
+  const again = await slotkeeper(baseURL!, ["apply", file, "--json"]);
+  expect(again).toMatchObject({ created: [], updated: [name], keptPaused: [expect.objectContaining({ name })] });
+  await page.reload();
   await expect(page.getByTestId("drift-notice")).toHaveCount(0);
+  await expect(page.getByTestId("paused-note")).toContainText("vendor outage");
   await expect(page.getByTestId("status-badge").first()).toHaveText("paused");
+  const stored = await sql.query("SELECT owner, enabled, managed_by FROM schedules WHERE name = $1", [name]);
+  expect(stored.rows).toEqual([{ owner: null, enabled: false, managed_by: "jobs.yaml" }]);
+  // Applying the same file once more changes nothing.
+  expect(await slotkeeper(baseURL!, ["apply", file, "--json"])).toMatchObject({ created: [], updated: [], unchanged: [name] });
+  fs.rmSync(dir, { recursive: true, force: true });
 });
 
 test("an operator cancels a pending run and discards a dead one from the run page, with reasons", async ({ page, request, sql }) => {
