@@ -3,6 +3,7 @@
 import { useState, type FormEvent } from "react";
 import { fetchJson } from "@/lib/client/api";
 import { SlotkeeperApiError } from "@/lib/client/api-error";
+import { useHydrated } from "@/lib/client/hydrated";
 
 /** Only a path on this console may be the target after sign-in (no open redirect). */
 function safeNext(next: string | undefined): string {
@@ -38,6 +39,7 @@ export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boole
   const [password, setPassword] = useState("");
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const hydrated = useHydrated();
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -55,25 +57,27 @@ export function LoginForm({ next, hasViewer }: { next?: string; hasViewer: boole
   };
 
   return (
-    <form onSubmit={submit} className="max-w-sm space-y-4 rounded-lg border border-slate-200 bg-white p-6" data-testid="login-form">
-      <label className="block text-sm">
-        <span className="text-slate-700">Account</span>
-        <select name="account" data-testid="login-user" value={account} onChange={(e) => setAccount(e.target.value)} className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2">
-          <option value="operator">operator</option>
-          {hasViewer ? <option value="viewer">viewer</option> : null}
-          <option value={PERSON}>my own account…</option>
-        </select>
-      </label>
-      {account === PERSON ? <TextField label="Login name" name="user" autoComplete="username" testId="login-name" value={name} onChange={setName} /> : null}
-      <TextField label="Password" type="password" name="password" autoComplete="current-password" testId="login-password" value={password} onChange={setPassword} />
-      {error ? (
-        <p role="alert" data-testid="login-error" className="text-sm text-red-700">
-          {error}
-        </p>
-      ) : null}
-      <button type="submit" disabled={busy} data-testid="login-submit" className="rounded-md bg-slate-900 px-4 py-2 text-sm text-white disabled:opacity-50">
-        Sign in
-      </button>
+    <form onSubmit={submit} className="max-w-sm rounded-lg border border-slate-200 bg-white p-6" data-testid="login-form">
+      <fieldset disabled={!hydrated} className="space-y-4">
+        <label className="block text-sm">
+          <span className="text-slate-700">Account</span>
+          <select name="account" data-testid="login-user" value={account} onChange={(e) => setAccount(e.target.value)} className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2">
+            <option value="operator">operator</option>
+            {hasViewer ? <option value="viewer">viewer</option> : null}
+            <option value={PERSON}>my own account…</option>
+          </select>
+        </label>
+        {account === PERSON ? <TextField label="Login name" name="user" autoComplete="username" testId="login-name" value={name} onChange={setName} /> : null}
+        <TextField label="Password" type="password" name="password" autoComplete="current-password" testId="login-password" value={password} onChange={setPassword} />
+        {error ? (
+          <p role="alert" data-testid="login-error" className="text-sm text-red-700">
+            {error}
+          </p>
+        ) : null}
+        <button type="submit" disabled={busy} data-testid="login-submit" className="rounded-md bg-slate-900 px-4 py-2 text-sm text-white disabled:opacity-50">
+          Sign in
+        </button>
+      </fieldset>
     </form>
   );
 }

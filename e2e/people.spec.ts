@@ -9,7 +9,9 @@ import type pg from "pg";
 import { expect, test } from "./fixtures";
 import { signIn, useSecuredConsole } from "./secured-console";
 
-test.describe.configure({ mode: "serial" });
+// Each test signs in two or three browsers with scrypt-hashed passwords: on a busy 2-core machine that takes
+// longer than the suite's default of 60 s allows.
+test.describe.configure({ mode: "serial", timeout: 120_000 });
 
 const OPERATOR_PASSWORD = "e2e-people-operator-password";
 const suffix = Date.now().toString(36);
@@ -86,6 +88,29 @@ test("an admin adds a person, the person signs in elsewhere, and disabling them 
     { action: "person.create", actor: "operator" },
     { action: "person.update", actor: "operator" },
   ]);
+});
+
+test("the sign-in form takes no input before the page's script runs, so a person's own account picked early is not lost", async ({ page, request }) => {
+  const name = `e2e-early-${suffix}`;
+  const password = "e2e-early-password-1";
+  await addPerson(request, name, password);
+  // Hold the console's scripts: the page is the server's HTML, not hydrated yet.
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  await page.route(/\/_next\/static\/chunks\/.*\.js(\?.*)?$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await page.goto(`${securedConsole.url()}/login`, { waitUntil: "domcontentloaded" });
+  await expect(page.getByTestId("login-form")).toBeVisible();
+  for (const field of ["login-user", "login-password", "login-submit"]) await expect(page.getByTestId(field), field).toBeDisabled();
+  release();
+  await page.getByTestId("login-user").selectOption({ label: "my own account…" });
+  await page.getByTestId("login-name").fill(name);
+  await page.getByTestId("login-password").fill(password);
+  await page.getByTestId("login-submit").click();
+  await expect(page.getByTestId("session-user")).toHaveText(name);
+  await page.unrouteAll({ behavior: "ignoreErrors" });
 });
 
 test("sign out everywhere ends every session of that person at once, a captured cookie included", async ({ page, browser, request, sql }) => {
