@@ -191,12 +191,12 @@ async function supersededWritesAccepted(ids: number[]) {
   return rows;
 }
 
-/** Ledger rows that do not carry the token and worker of the attempt that did the slot's work. */
+/** Ledger rows of done slots that do not carry the token and worker of the attempt that did the work (a run in flight has no doer yet: its runs row is written at its finish). */
 async function ledgerRowsNotFromTheDoer(ids: number[]) {
   const { rows } = await pool.query<{ key: string }>(
     `SELECT l.idempotency_key AS key, l.fencing_token, l.worker_id, r.attempts, r.worker_id AS done_by
      FROM ledger l JOIN runs r ON r.schedule_id = l.schedule_id AND r.scheduled_for = l.scheduled_for AND r.slot_seq = 0
-     WHERE r.schedule_id = ANY($1::bigint[]) AND (l.fencing_token <> r.attempts OR l.worker_id <> r.worker_id)`,
+     WHERE r.schedule_id = ANY($1::bigint[]) AND r.state = 'done' AND (l.fencing_token <> r.attempts OR l.worker_id <> r.worker_id)`,
     [ids],
   );
   return rows;
