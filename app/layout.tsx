@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { AccessBanner } from "@/components/access-banner";
 import { AppNav } from "@/components/app-nav";
+import { HydrationMark } from "@/components/hydration-mark";
 import { ReplicaBanner } from "@/components/replica-banner";
 import { Providers } from "./providers";
 import "./globals.css";
@@ -13,7 +14,7 @@ export const metadata: Metadata = {
 
 export default function RootLayout({ children }: { children: ReactNode }) {
   return (
-    <html lang="en">
+    <html lang="en" data-app="slotkeeper">
       <body>
         <Providers>
           <div className="min-h-screen md:flex">
@@ -25,6 +26,7 @@ export default function RootLayout({ children }: { children: ReactNode }) {
             </div>
           </div>
         </Providers>
+        <HydrationMark />
       </body>
     </html>
   );

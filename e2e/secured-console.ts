@@ -1,7 +1,7 @@
 // A second console on the e2e database with passwords configured, for the specs about signing in
 // (auth.spec.ts, people.spec.ts); the global stack's console stays loopback-only for the others.
 import type { Page } from "@playwright/test";
-import { expect, stackInfo, test } from "./fixtures";
+import { expect, stackInfo, test, untilHydrated } from "./fixtures";
 import { startConsole, type StackEnv } from "./stack";
 
 /** Start the console before the file's tests and stop it after; `url()` is its address once started. */
@@ -29,6 +29,7 @@ export function useSecuredConsole(env: StackEnv): { url: () => string } {
 export async function signIn(page: Page, base: string, user: string, password: string, role: string) {
   await page.goto(`${base}/`);
   await expect(page).toHaveURL(/\/login\?next=/);
+  await untilHydrated(page); // a page of another browser context than the fixture's
   if (user === "operator" || user === "viewer") {
     await page.getByTestId("login-user").selectOption(user);
   } else {
