@@ -4,7 +4,7 @@
 // everywhere" and their own password change end their other sessions the same way, a cookie copied
 // into another context included. Like auth.spec.ts it starts a second console on the same database
 // with passwords configured.
-import type { APIRequestContext, Browser, BrowserContext } from "@playwright/test";
+import type { APIRequestContext, Browser, BrowserContext, Page } from "@playwright/test";
 import type pg from "pg";
 import { expect, test } from "./fixtures";
 import { signIn, useSecuredConsole } from "./secured-console";
@@ -34,6 +34,18 @@ async function copyOfCookies(browser: Browser, from: BrowserContext): Promise<Br
 /** GET /api/me on the secured console from `ctx`: 200 while its session lives, 401 once it ended. */
 async function meStatus(ctx: BrowserContext): Promise<number> {
   return (await ctx.request.get(`${securedConsole.url()}/api/me`)).status();
+}
+
+/**
+ * Open `path` on the secured console in a context whose session has ended: it lands on the sign-in
+ * page with `next` naming it. The page's own polling may meet its 401 first and send it to /login
+ * itself, aborting this navigation (net::ERR_ABORTED), so the navigation is tried again until it lands.
+ */
+async function toLoginFrom(page: Page, path: string): Promise<void> {
+  await expect(async () => {
+    await page.goto(`${securedConsole.url()}${path}`);
+    await expect(page).toHaveURL(new RegExp(`/login\\?next=${encodeURIComponent(path)}`), { timeout: 2_000 });
+  }).toPass({ timeout: 20_000 });
 }
 
 /** How many sessions the database holds for `account`. */
@@ -70,8 +82,7 @@ test("an admin adds a person, the person signs in elsewhere, and disabling them 
 
     // Their captured cookie is refused at once, and their page goes back to sign-in.
     expect((await theirs.request.get(`${securedConsole.url()}/api/me`)).status()).toBe(401);
-    await theirs.goto(`${securedConsole.url()}/schedules`);
-    await expect(theirs).toHaveURL(/\/login\?next=%2Fschedules/);
+    await toLoginFrom(theirs, "/schedules");
     // Signing in again is refused too.
     await theirs.getByTestId("login-user").selectOption({ label: "my own account…" });
     await theirs.getByTestId("login-name").fill(name);
@@ -132,8 +143,7 @@ test("sign out everywhere ends every session of that person at once, a captured 
 
     // Every session of theirs is gone: the other browser and the copied cookie are refused.
     expect([await meStatus(page.context()), await meStatus(elsewhere), await meStatus(captured)]).toEqual([401, 401, 401]);
-    await theirs.goto(`${securedConsole.url()}/schedules`);
-    await expect(theirs).toHaveURL(/\/login\?next=%2Fschedules/);
+    await toLoginFrom(theirs, "/schedules");
     expect(await sessionCount(sql, name)).toBe(0);
   } finally {
     await elsewhere.close();
@@ -170,8 +180,7 @@ test("a person who changes their own password keeps this session and ends every 
     await page.reload();
     await expect(page.getByTestId("session-user")).toHaveText(name);
     expect(await sessionCount(sql, name)).toBe(1);
-    await theirs.goto(`${securedConsole.url()}/schedules`);
-    await expect(theirs).toHaveURL(/\/login\?next=%2Fschedules/);
+    await toLoginFrom(theirs, "/schedules");
 
     // The old password no longer signs in; the new one does.
     await theirs.getByTestId("login-user").selectOption({ label: "my own account…" });
