@@ -5,6 +5,8 @@ import { setupTestDatabase } from "../lib/testing/db";
 import { makeRuns, makeSchedule, RUNS_BY_HAND } from "../lib/testing/factories";
 import { readAttempts, readRun, waitForRun } from "../lib/testing/runs";
 import { spawnWorker, startWorkers } from "../lib/testing/spawn";
+import { startAnswerCut } from "../lib/testing/answer-cut";
+import { throughProxy } from "../lib/testing/blackhole";
 
 // Real processes, real PostgreSQL. Schedule time never moves by sleeping: the database clock
 // runs from a fixed instant, or stands still and is moved; the tests wait on what the workers do.
@@ -123,5 +125,31 @@ describe("losing the database", () => {
       throw new Error(`${err.message}; worker exit code ${w.proc.exitCode}; stderr: ${w.stderr().slice(-2000)}`);
     });
     expect(w.proc.exitCode).toBeNull();
+  }, 120_000);
+});
+
+describe("a claim whose answer is lost", () => {
+  it("the claim commits, the connection breaks before the answer arrives: the worker runs the run with that claim's token, not after its lease runs out", async () => {
+    // The database clock stands still: a lease cannot run out, so only the worker finding out
+    // what its lost claim took can start the run. One attempt, no lost lease, no second token.
+    await setClock(t.pool, T0);
+    const u = new URL(t.url);
+    const proxy = await startAnswerCut({ host: u.hostname, port: Number(u.port || 5432) });
+    try {
+      const [w] = await startWorkers(throughProxy(t.url, proxy.port), ["unanswered"]);
+      const name = `answer-lost-${Date.now()}`;
+      const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, name, handler: "noop", leaseSeconds: LEASE_SECONDS })).id;
+      proxy.arm(`["${name}"]`);
+      const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+      const done = await waitForRow(id, (r) => r.state === "done", 30_000);
+      expect(proxy.cuts).toBe(1);
+      // The cut hit the claim, not some other statement naming the schedule.
+      expect(w.lines.some((l) => l.event === "run:claim:error")).toBe(true);
+      expect(done.attempts).toBe(1);
+      expect(done.worker_id).toBe("unanswered");
+      expect((await readAttempts(t.pool, id)).filter((a) => a.outcome !== "succeeded")).toEqual([]);
+    } finally {
+      await proxy.close();
+    }
   }, 120_000);
 });

@@ -2,7 +2,7 @@ import { performance } from "node:perf_hooks";
 import type { Db } from "../lib/db/client";
 import type { Logger } from "../lib/log";
 import type { WorkerMetrics } from "../lib/metrics/worker-metrics";
-import { claimRunsDetailed, rescueGateMs, type ClaimedRun } from "../lib/runs/claim";
+import { adoptUnansweredClaims, claimRunsDetailed, rescueGateMs, type ClaimedRun } from "../lib/runs/claim";
 import { finishRuns, type AttemptLateness, type RunResult } from "../lib/runs/finish";
 import { heartbeatRuns } from "../lib/runs/lease";
 import type { SweepPartition } from "../lib/partitions/sweep";
@@ -91,6 +91,11 @@ export function createRunner(o: RunnerOptions) {
   let exclusiveSeen = true;
   // When a claim pass last filled every slot it asked for: due runs are waiting (a backlog).
   let lastFullClaimAt = -Infinity;
+  // A claim pass failed: a claim may have committed and lost its answer (lib/runs/claim/adopt.ts).
+  let answerMaybeLost = false;
+  // Attempts let go of without their result written (the database was away past their deadline),
+  // until their lease has surely run out: never adopted, their handler has run.
+  const letGo = new Map<number, { attempt: number; until: number }>();
   const settler = o.settle ? createPartitionSettler(o.settle, o.settleAfterAbsenceMs ?? 0) : undefined;
   // Per queue: its concurrency and how many of its runs this worker holds.
   const queues = o.queues ?? { default: o.concurrency };
@@ -252,6 +257,7 @@ export function createRunner(o: RunnerOptions) {
         for (const e of batch) {
           if (now >= leaseDeadlineOf(e)) {
             o.log.warn({ event: "run:finish:abandoned", runId: e.run.id, attempt: e.run.attempt, err });
+            letGo.set(e.run.id, { attempt: e.run.attempt, until: now + e.leaseMs });
             release(e);
             freed = true;
           } else finishQueue.push(e);
@@ -267,6 +273,21 @@ export function createRunner(o: RunnerOptions) {
     return flushing;
   }
 
+  /** Start the runs a failed claim pass may have taken without hearing so (lib/runs/claim/adopt.ts). */
+  async function adopt() {
+    const now = performance.now();
+    for (const [id, g] of letGo) if (now >= g.until) letGo.delete(id);
+    const known = [...inFlight.values()].map((e) => ({ id: e.run.id, attempt: e.run.attempt }));
+    for (const [id, g] of letGo) known.push({ id, attempt: g.attempt });
+    const sentAt = performance.now();
+    const adopted = await adoptUnansweredClaims(o.db, o.workerId, known);
+    answerMaybeLost = false;
+    for (const run of adopted) {
+      o.log.warn({ event: "run:claim:adopted", runId: run.id, attempt: run.attempt, workerId: o.workerId, message: "a claim's answer was lost; the run is leased to this worker, which runs it now" });
+      start(run, sentAt);
+    }
+  }
+
   return {
     /** Runs held right now (handlers running or results waiting to be written). */
     get inFlight() {
@@ -280,6 +301,7 @@ export function createRunner(o: RunnerOptions) {
 
     /** Claim as many runs as there are free slots and start their handlers; true when it filled every slot it asked for. */
     async claimPass(): Promise<boolean> {
+      if (answerMaybeLost) await adopt();
       // Each queue up to its own free slots (and the batch size).
       const room: Record<string, number> = {};
       let limit = 0;
@@ -310,6 +332,9 @@ export function createRunner(o: RunnerOptions) {
         // as one of its own; an idle pass costs a probe per sweep partition, and there are none
         // where every worker serves alike).
         sweep,
+      }).catch((err: unknown) => {
+        answerMaybeLost = true;
+        throw err;
       });
       settler?.claimed(partitions);
       if (checkExclusive) exclusiveSeen = exclusiveFound > 0;

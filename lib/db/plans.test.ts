@@ -27,7 +27,7 @@ beforeAll(async () => {
 describe("hot-path statements' generic plans", () => {
   it("knows every statement the claim, finish and heartbeat prepare", () => {
     const prefixes = new Set(preparedStatements.map((s) => s.name.replace(/_[0-9a-f]{16}$/, "")));
-    expect([...prefixes].sort()).toEqual(["sk_claim", "sk_claim_exclusive", "sk_claim_exclusive_locks", "sk_claim_handlers", "sk_finish_done", "sk_finish_done_out", "sk_finish_other", "sk_finish_tid", "sk_finish_tid_out", "sk_heartbeat", "sk_next_due", "sk_rescue"]);
+    expect([...prefixes].sort()).toEqual(["sk_adopt", "sk_claim", "sk_claim_exclusive", "sk_claim_exclusive_locks", "sk_claim_handlers", "sk_finish_done", "sk_finish_done_out", "sk_finish_other", "sk_finish_tid", "sk_finish_tid_out", "sk_heartbeat", "sk_next_due", "sk_rescue"]);
   });
 
   it.each(preparedStatements.filter((s) => !s.scanAllowed).map((s) => [s.name, s] as const))("%s reads rows by index or TID, never a whole table", async (_name, statement) => {

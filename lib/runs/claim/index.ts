@@ -9,12 +9,14 @@ import type { SweepPartition } from "../../partitions/sweep";
 //   plain.ts      due runs of schedules that allow overlap, one partition per statement (the top of the hour)
 //   exclusive.ts  the limited claim: overlap forbid/skip, maxConcurrent, handler limits (one rule, counted under advisory locks)
 //   rescue.ts     running runs whose lease expired: taken over, or dead on their final attempt
+//   adopt.ts      after a failed claim: runs leased to this worker whose claim's answer was lost
 //   answer.ts     what every claim statement returns and how it is decoded into ClaimedRun objects
 //   served.ts     routing: the filters that keep a claim to the handlers and queues its worker serves
 //                 (which partitions a worker sweeps for runs their holder cannot take: lib/partitions/sweep.ts)
 //   take-lease.ts what a claim writes on the queue row it takes (token + 1, the lease)
 //   too-late.ts   max lateness: which rows no claim may start, and their record as skipped too_late
 export type { Claimed, ClaimedRun, ClaimOutcome } from "./answer";
+export { adoptUnansweredClaims } from "./adopt";
 export { RESCUE_GATE_SHARE, rescueExpiredRuns, rescueGateMs, validateRescueConfig, type RescueConfig, type RescuePass } from "./rescue";
 
 export type ClaimOptions = {
