@@ -5,6 +5,7 @@
 // while the episode still lasts. The check reads the attempts: the worker's first start after
 // the silence began, against the stated time.
 import type pg from "pg";
+import type { ClockStep } from "./clock-step";
 import type { FaultEvent } from "./faults";
 import type { ChaosProxy, SilencedConnection } from "./proxy";
 import type { Random } from "./random";
@@ -55,12 +56,29 @@ export async function silenceWorker(d: { pool: pg.Pool; workers: WorkerPool; pro
 }
 
 /**
+ * How much of the real-time window [from, to] nothing new came due because the database clock
+ * had been stepped back: after a step back by d, the slots of the d it lives again have run
+ * already, so for d of real time only retries and stragglers are due.
+ */
+export function nothingDueMs(steps: ClockStep[], from: number, to: number): number {
+  let ms = 0;
+  for (const s of steps) {
+    if (s.stepMs >= 0) continue;
+    const overlap = Math.min(to, s.at - s.stepMs) - Math.max(from, s.at);
+    if (overlap > 0) ms += overlap;
+  }
+  return ms;
+}
+
+/**
  * The checks: on every silenced connection where the worker asked something, it gave the
  * connection up itself within `givenUpMs` of asking (the query timeout, plus slack); and it
- * started a run again (its first attempt after the silence began) within `boundMs`, on the
- * database clock (`offsetMs` = database minus this process).
+ * claimed a run again (its first claim after the silence began, on the server's real clock:
+ * chaos_claims) within `boundMs` of the silence's start, plus the time within that bound when a
+ * clock step back left nothing due (`nothingDueMs`). `offsetMs` = database minus this process,
+ * measured before any clock step, so it also relates this process's clock to the server's real one.
  */
-export async function checkSilentEpisodes(pool: pg.Pool, episodes: SilentEpisode[], offsetMs: number, boundMs: number, givenUpMs: number) {
+export async function checkSilentEpisodes(pool: pg.Pool, episodes: SilentEpisode[], offsetMs: number, boundMs: number, givenUpMs: number, clockSteps: ClockStep[] = []) {
   const out: {
     worker: string;
     silent_ms: number;
@@ -70,15 +88,17 @@ export async function checkSilentEpisodes(pool: pg.Pool, episodes: SilentEpisode
     given_up_by_worker: number;
     longest_unanswered_ms: number | null;
     claimed_again_after_ms: number | null;
+    nothing_due_ms: number;
     within_bound: boolean;
   }[] = [];
   for (const e of episodes) {
     const r = await pool.query<{ t: number | null }>(
-      "SELECT (extract(epoch FROM min(started_at)) * 1000)::float8 AS t FROM run_attempts WHERE worker_id = $1 AND started_at > to_timestamp($2 / 1000.0)",
+      "SELECT (extract(epoch FROM min(at)) * 1000)::float8 AS t FROM chaos_claims WHERE worker_id = $1 AND at > to_timestamp($2 / 1000.0)",
       [e.workerId, e.at + offsetMs + 100],
     );
     const t = r.rows[0]?.t ?? null;
     const after = t === null ? null : Math.round(t - (e.at + offsetMs));
+    const idle = Math.round(nothingDueMs(clockSteps, e.at, e.at + boundMs));
     // A connection the worker never gave up waited until the episode ended. One first asked less
     // than `givenUpMs` before the end had no time to be given up yet: it is not held to it.
     const asked = e.closed.filter((c) => c.firstUnansweredAt !== null && c.firstUnansweredAt <= e.until - givenUpMs);
@@ -94,7 +114,8 @@ export async function checkSilentEpisodes(pool: pg.Pool, episodes: SilentEpisode
       given_up_by_worker: givenUp,
       longest_unanswered_ms: longest,
       claimed_again_after_ms: after,
-      within_bound: after !== null && after <= boundMs && givenUp === asked.length && (longest ?? 0) <= givenUpMs,
+      nothing_due_ms: idle,
+      within_bound: after !== null && after <= boundMs + idle && givenUp === asked.length && (longest ?? 0) <= givenUpMs,
     });
   }
   return { bound_ms: boundMs, given_up_within_ms: givenUpMs, episodes: out, over_bound: out.filter((e) => !e.within_bound).length };

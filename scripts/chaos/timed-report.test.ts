@@ -1,5 +1,6 @@
 // When a slot came due in real time across the suite's clock steps, worked by hand.
 import { describe, expect, it } from "vitest";
+import { nothingDueMs } from "./silent";
 import { firstReachedAt } from "./timed-report";
 
 const T = Date.parse("2026-12-04T22:16:45.709Z");
@@ -27,5 +28,21 @@ describe("firstReachedAt: the real instant the database clock first read a time"
     { name: "after a step back alone", steps: [{ at: T, stepMs: -20_000, dbBefore: T, dbAfter: T - 20_000 }], db: T + 1_000, real: T + 21_000 },
   ])("$name", ({ steps: s, db, real }) => {
     expect(firstReachedAt(s, db)).toBe(real);
+  });
+});
+
+describe("nothingDueMs: the part of a window in which a clock step back left nothing new due", () => {
+  // The window of the 30-minute run's silenced worker: silence from S, judged for 12 s; the
+  // database clock stepped back by 20 s 0.7 s after S, so until S + 20.7 s nothing new came due.
+  const S = Date.parse("2026-12-05T08:38:59.100Z");
+  const back = { at: S + 700, stepMs: -20_000, dbBefore: S + 20_700, dbAfter: S + 700 };
+  it.each([
+    { name: "no step", steps: [], ms: 0 },
+    { name: "a forward step leaves work due", steps: [{ at: S + 700, stepMs: 20_000, dbBefore: S + 700, dbAfter: S + 20_700 }], ms: 0 },
+    { name: "a step back inside the window: from it to the window's end", steps: [back], ms: 11_300 },
+    { name: "a step back 15 s before: its last 5 s", steps: [{ ...back, at: S - 15_000 }], ms: 5_000 },
+    { name: "a step back after the window", steps: [{ ...back, at: S + 12_001 }], ms: 0 },
+  ])("$name", ({ steps, ms }) => {
+    expect(nothingDueMs(steps, S, S + 12_000)).toBe(ms);
   });
 });

@@ -66,7 +66,7 @@ export async function timedReport(
   const silentBoundMs = 2 * t.queryTimeoutMs + c.leaseMs;
   // Every unanswered statement is given up after the query timeout; a LISTEN ping may wait up to one
   // interval (the same timeout) to be sent, which does not count: the wait starts at the send.
-  const silent = await checkSilentEpisodes(pool, t.silent, c.offsetMs, silentBoundMs, t.queryTimeoutMs + 1000);
+  const silent = await checkSilentEpisodes(pool, t.silent, c.offsetMs, silentBoundMs, t.queryTimeoutMs + 1000, t.clockSteps);
   // The slots a forward step skips come due at once, as after an outage: the stated bound plus the outage allowance.
   const clock = await checkClockSteps(pool, t.clockSteps, c.schedules, c.runs, c.statedBoundMs + c.outageAllowanceMs, new Map(c.lagRows.map((l) => [l.runId, l.lag])));
   const hog = await readPoolExhaustions(pool, t.hogScheduleIds);
