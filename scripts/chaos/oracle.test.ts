@@ -114,6 +114,18 @@ describe("chaos oracle: timing edits", () => {
     expect(secs(checkTimed([edited], late, opts).tooLateStarts)).toEqual([25, 30, 35, 40]);
   });
 
+  it("judges a slot still waiting when catchUp is edited by either policy, and no other", () => {
+    // skip until an edit acknowledged at 20.2–20.4 s switches to latest: the slot of 15 s, waiting
+    // past its successor when the edit committed, is coalesced by the claim under the new policy.
+    const edited: TimedSchedule = { ...base, initial: { ...base.initial, catchUp: "skip" }, edits: [{ window: [s(20.2), s(20.4)], acked: true, change: { catchUp: "latest" } }] };
+    const rows = (reason: string) => [5, 10, 20, 25, 30, 35, 40].map((x) => r(x)).concat(r(15, { state: "skipped", skipReason: reason, firstStartedAt: null }));
+    expect(checkTimed([edited], rows("coalesced"), opts).wrongFinalState).toEqual([]);
+    expect(checkTimed([edited], rows("missed"), opts).wrongFinalState).toEqual([]);
+    // Neither policy ever gives too_late (no max lateness), and without the edit coalesced is wrong.
+    expect(secs(checkTimed([edited], rows("too_late"), opts).wrongFinalState)).toEqual([15]);
+    expect(secs(checkTimed([{ ...edited, edits: [] }], rows("coalesced"), opts).wrongFinalState)).toEqual([15]);
+  });
+
   // Every 2 s until an edit acknowledged at 23.6–23.8 s switches to every 3 s (slack 1 s: the old
   // grid reaches 24.8 s, the new one starts at 24 s, a slot of both).
   const twoToThree: TimedSchedule = { ...base, initial: { ...base.initial, everySeconds: 2 }, edits: [{ window: [s(23.6), s(23.8)], acked: true, change: { everySeconds: 3 } }] };

@@ -18,6 +18,8 @@
 //   older than M when the resume committed is skipped too_late; otherwise one whose successor was
 //   already due is missed: `skip` records it skipped (missed), `latest` coalesces it (skipped,
 //   coalesced), `all` runs it;
+// - outside a pause a slot runs, or is skipped by the policy that judged it: the one in force at
+//   its due time, or, for a slot still waiting when the next edit committed, the next one's;
 // - with max lateness M in force, no first attempt starts more than M after its slot.
 import { slotsOf } from "./oracle";
 
@@ -154,7 +156,10 @@ export function checkTimed(schedules: TimedSchedule[], runs: TimedRun[], o: Time
         if (!resume) {
           // Outside a pause a slot runs, unless it waited past its successor (load, a fault: the
           // policy's skip) or past max lateness; under "all" without max lateness it always runs.
-          if (row.state === "skipped" && row.skipReason !== null && policySkips(p.state).includes(row.skipReason)) out.skippedByPolicy++;
+          // A slot is judged by the policy in force when it is judged: one still waiting when the
+          // next edit committed may follow the next period's.
+          const skips = [...policySkips(p.state), ...(periods[k + 1] ? policySkips(periods[k + 1].state) : [])];
+          if (row.state === "skipped" && row.skipReason !== null && skips.includes(row.skipReason)) out.skippedByPolicy++;
           else if (row.state !== s.finalState) out.wrongFinalState.push({ schedule: s.name, slot: iso(t), state: row.state === "skipped" ? `skipped ${row.skipReason}` : row.state });
           continue;
         }
