@@ -27,7 +27,7 @@ export async function startAnswerCut(target: { host: string; port: number }) {
     client.on("data", (b) => upstream.write(b));
     // The server's stream framed into messages (type byte, int32 length that counts itself), so a
     // DataRow is told from its neighbours. No SSL: the test connects in plain text.
-    let buf = Buffer.alloc(0);
+    let buf: Buffer = Buffer.alloc(0);
     let doomed = false;
     upstream.on("data", (chunk: Buffer) => {
       buf = buf.length ? Buffer.concat([buf, chunk]) : chunk;
