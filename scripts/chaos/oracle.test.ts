@@ -126,6 +126,24 @@ describe("chaos oracle: timing edits", () => {
     expect(secs(checkTimed([{ ...edited, edits: [] }], rows("coalesced"), opts).wrongFinalState)).toEqual([15]);
   });
 
+  it("accepts a slot of schedule time lived twice on the timing of either pass, and no other", () => {
+    // The 30-minute run's case: the clock stepped +20 s, then back, so database times 16–40 s were
+    // lived twice. In the first pass an edit at 30.4 s switched to every 2 s and the slot of 38 s
+    // ran; in the second, an edit at 18 s switched to a cron every 3 s, which has no slot at 38 s.
+    const stepped: TimedSchedule = {
+      ...base,
+      edits: [
+        { window: [s(30.4), s(30.5)], acked: true, change: { everySeconds: 2 } },
+        { window: [s(18), s(18.1)], acked: true, change: { cron: "*/3 * * * * *" } },
+      ],
+    };
+    const unsure = { ...opts, unsure: [[s(16), s(40)]] as [number, number][] };
+    expect(checkTimed([stepped], [r(5), r(10), r(15), r(38)], unsure).unexpected).toEqual([]);
+    // Off every timing the schedule had there: unexpected, and so is the same slot outside a step.
+    expect(secs(checkTimed([stepped], [r(5), r(10), r(15), r(37)], unsure).unexpected)).toEqual([37]);
+    expect(secs(checkTimed([stepped], [r(5), r(10), r(15), r(38)], opts).unexpected)).toEqual([38]);
+  });
+
   // Every 2 s until an edit acknowledged at 23.6–23.8 s switches to every 3 s (slack 1 s: the old
   // grid reaches 24.8 s, the new one starts at 24 s, a slot of both).
   const twoToThree: TimedSchedule = { ...base, initial: { ...base.initial, everySeconds: 2 }, edits: [{ window: [s(23.6), s(23.8)], acked: true, change: { everySeconds: 3 } }] };

@@ -118,7 +118,11 @@ export function checkTimed(schedules: TimedSchedule[], runs: TimedRun[], o: Time
         seen.set(r.scheduledFor, [...(seen.get(r.scheduledFor) ?? []), r]);
         continue;
       }
-      const on = gridAt(r.scheduledFor);
+      let on = gridAt(r.scheduledFor);
+      // A slot in a clock step's window is on schedule time lived twice: edits of both passes have
+      // database times there, so the periods' order in time is lost. It may be any timing whose
+      // period reaches into that window.
+      if (on.length === 0) on = relivedGridsAt(periods, r.scheduledFor, o);
       if (on.length === 0) {
         out.unexpected.push({ schedule: s.name, slot: iso(r.scheduledFor), why: r.scheduledFor < s.createdWindow[0] ? "before the schedule was created" : "not on the timing in force at that time" });
         seen.set(r.scheduledFor, [...(seen.get(r.scheduledFor) ?? []), r]);
@@ -183,6 +187,25 @@ export function checkTimed(schedules: TimedSchedule[], runs: TimedRun[], o: Time
       const max = Math.max(...states.map((x) => x.maxLatenessSeconds!));
       const late = r.firstStartedAt - r.scheduledFor;
       if (late > max * 1000) out.tooLateStarts.push({ schedule: s.name, slot: iso(r.scheduledFor), lateMs: Math.round(late), maxLatenessSeconds: max });
+    }
+  }
+  return out;
+}
+
+/**
+ * The grids a slot `t` inside one of `o.unsure`'s windows may be on: each period whose span (its
+ * ends in either order: across a step back a period can end at an earlier database time than it
+ * began) meets that window and whose timing has a slot at `t`.
+ */
+function relivedGridsAt(periods: Period[], t: number, o: TimedOptions) {
+  const out: { p: Period; lo: number; hi: number; slots: Set<number> }[] = [];
+  for (const [x, y] of o.unsure) {
+    if (t < x || t > y) continue;
+    for (const p of periods) {
+      const lo = Math.min(p.from, p.to) - o.slackMs;
+      const hi = Math.max(p.from, p.to) + o.slackMs;
+      if (hi < x || lo > y || slotsOf(p.state, t, t).length !== 1) continue;
+      out.push({ p, lo: t, hi: t, slots: new Set([t]) });
     }
   }
   return out;
