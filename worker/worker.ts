@@ -20,8 +20,12 @@ import { startTickLoop } from "./loops/tick";
 import { createRunner } from "./runner";
 import { listenForDueRuns } from "./wake";
 
-/** How often a worker stamps its own row (the console's "last heartbeat"). */
-export const WORKER_HEARTBEAT_MS = 5_000;
+/**
+ * How often a worker stamps its own row: the console's "last heartbeat", and its runs held per
+ * queue, which other workers read each partition pass to claim in its partitions while it is full
+ * (lib/partitions/sweep.ts), so as often as that pass.
+ */
+export const WORKER_HEARTBEAT_MS = 1_000;
 
 /** How long, after aborting handlers on shutdown, the worker waits to write their releases. */
 export const RELEASE_TIMEOUT_MS = 5_000;

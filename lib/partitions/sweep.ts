@@ -1,4 +1,4 @@
-import { sql } from "drizzle-orm";
+import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { servesHandler, servesQueue } from "../workers/serves";
 import { silentLease } from "./leases";
@@ -11,6 +11,10 @@ import { silentLease } from "./leases";
  * has: a SWEEP partition. Where the holder serves everything a worker serves (every worker of a
  * fleet alike, the common case) there is no sweep at all, so the hot path is what it was.
  *
+ * The same goes for a holder with no free slot in a queue (long runs, a burst): its due runs of that
+ * queue would wait for one of its own runs to end, beyond the stated lateness bound, while other
+ * workers have room. So a queue where the holder was full at its last report counts as one it lacks.
+ *
  * Safe for the reason two claimers in one partition always are: SKIP LOCKED and the run's fencing
  * token; and a worker still claims only runs it serves. A silent holder's partition is not a
  * sweep partition but an orphaned one, where every worker claims whatever it serves.
@@ -19,13 +23,26 @@ export type SweepPartition = {
   partition: number;
   /** This worker's handlers that the holder does not serve: claim runs of these in any of this worker's queues. */
   handlers: string[];
-  /** This worker's queues that the holder does not serve: claim runs of any of this worker's handlers in these. */
+  /**
+   * This worker's queues that the holder does not serve, or in which it had no free slot at its
+   * last report: claim runs of any of this worker's handlers in these.
+   */
   queues: string[];
 };
 
 /**
+ * SQL: true when the workers row `alias` had no free slot in the queue named by `queue` at its last
+ * report (lib/workers/registry.ts, every WORKER_HEARTBEAT_MS): a holder that cannot take more runs
+ * of that queue, whose due runs there would otherwise wait for one of its own to end.
+ */
+function fullIn(alias: string, queue: SQL): SQL {
+  return sql`EXISTS (SELECT 1 FROM jsonb_array_elements(${sql.identifier(alias)}.queues) hq
+    WHERE hq->>'name' = ${queue} AND (hq->>'inFlight')::int >= (hq->>'concurrency')::int)`;
+}
+
+/**
  * The sweep partitions of worker `workerId` (partitions below `partitions` held by someone else
- * who renews them and lacks one of its handlers or queues), ascending. Empty when the worker has no
+ * who renews them and lacks one of its handlers or queues, or is full in one of its queues), ascending. Empty when the worker has no
  * workers row (it serves nothing it registered) or every holder serves all it does.
  */
 export async function listSweepPartitions(db: Pick<Db, "execute">, workerId: string, partitions: number): Promise<SweepPartition[]> {
@@ -36,7 +53,7 @@ export async function listSweepPartitions(db: Pick<Db, "execute">, workerId: str
     lacking AS (
       SELECT pl.partition,
         ARRAY(SELECT h.name FROM my_handlers h WHERE NOT ${servesHandler("hw", sql`h.name`)} ORDER BY h.name) AS handlers,
-        ARRAY(SELECT q.name FROM my_queues q WHERE NOT ${servesQueue("hw", sql`q.name`)} ORDER BY q.name) AS queues
+        ARRAY(SELECT q.name FROM my_queues q WHERE NOT ${servesQueue("hw", sql`q.name`)} OR ${fullIn("hw", sql`q.name`)} ORDER BY q.name) AS queues
       FROM partition_leases pl
       JOIN workers hw ON hw.id = pl.owner
       WHERE pl.partition < ${partitions} AND pl.owner <> ${workerId} AND pl.lease_expires_at > sk_now()
