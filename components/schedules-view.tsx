@@ -9,6 +9,7 @@ import { overviewKey } from "@/lib/client/overview";
 import { useCanOperate } from "@/lib/client/me";
 import { schedulesKey, schedulesPageQuery, type ScheduleListParams } from "@/lib/client/schedules";
 import { useDebounced } from "@/lib/client/use-debounced";
+import { useLatestSearchParams } from "@/lib/client/latest-search-params";
 import { BulkAction } from "./bulk-action";
 import { SchedulesTable } from "./schedules-table";
 import { inputClass } from "./ui/field";
@@ -40,17 +41,21 @@ export function SchedulesView() {
   const [notice, setNotice] = useState<string | null>(null);
   const qc = useQueryClient();
 
-  /** Write the URL: a filter change starts again at the first page. */
+  const written = useLatestSearchParams();
+
+  /** Write the URL: a filter change starts again at the first page. Built on the URL last written, so quick changes add up. */
   const navigate = (changes: Partial<Record<Filter, string>>, page?: { cursor: string; back: string[] }) => {
+    const base = written.latest();
     const next = new URLSearchParams();
     for (const k of FILTERS) {
-      const v = k in changes ? changes[k] : get(k);
+      const v = k in changes ? changes[k] : (base.get(k) ?? "");
       if (v) next.set(k, v);
     }
     if (page?.cursor) {
       next.set("cursor", page.cursor);
       for (const b of page.back) next.append("back", b);
     }
+    written.wrote(next);
     const qs = next.toString();
     router.replace(`${pathname}${qs ? `?${qs}` : ""}`, { scroll: false });
   };

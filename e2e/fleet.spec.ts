@@ -125,6 +125,25 @@ test("a status filter with the next-slot sort, then the status shown on every ro
   await expect(page.getByTestId("schedules-page-number")).toHaveText("Page 1");
 });
 
+test("two filters chosen before the first has loaded both apply", async ({ page }) => {
+  await page.goto(`${stack.baseURL}/schedules`);
+  await expect(page.getByTestId("schedule-row").first()).toBeVisible();
+  // Each filter change is a navigation the router commits once the server's answer is in (an RSC
+  // request): held back a while, the second choice comes before the first has landed in the URL.
+  await page.route(/\/schedules\?.*_rsc=/, async (route) => {
+    await new Promise((r) => setTimeout(r, 1500));
+    await route.continue().catch(() => {});
+  });
+  const started = Date.now();
+  await page.getByLabel("Status", { exact: true }).selectOption("paused");
+  await page.getByLabel("Managed by").selectOption("true");
+  const paused = await names(`SELECT name ${LIVE} AND NOT enabled AND managed_by IS NOT NULL ORDER BY name, id`);
+  await expect(page).toHaveURL(/status=paused/);
+  await expect(page).toHaveURL(/managed=true/);
+  await expectRows(page, paused.slice(0, 50), "two quick filters", started);
+  await page.unroute(/\/schedules\?.*_rsc=/);
+});
+
 test("the Overview summarises the fleet: counts by status and the worst schedules", async ({ page }) => {
   test.setTimeout(120_000);
   // The counts by status are the alert pass's. No worker runs here: before a pass every schedule
