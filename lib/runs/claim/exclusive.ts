@@ -22,7 +22,8 @@ import { TOO_LATE } from "./too-late";
  * Counting is only right if no other claim takes runs of the same schedule or handler between the
  * count and the commit, so the claim is a transaction of two statements: the first finds which
  * limited schedules and handlers have due runs here and takes a transaction-scoped advisory lock on
- * each (pg_try_advisory_xact_lock: a key another worker holds is left to it, nobody waits); the
+ * each (pg_try_advisory_xact_lock: a key another worker holds is left to it, nobody waits; handler
+ * keys before the keys of their schedules, so one claim ends up with both); the
  * second, whose snapshot starts after those locks and so sees every claim committed before them,
  * counts and claims only runs whose keys it holds. The locks end with the transaction.
  *
@@ -43,21 +44,24 @@ const LIMIT_LOCKS = prepare("sk_claim_exclusive_locks", sql`
   due AS MATERIALIZED (
     SELECT DISTINCT q.schedule_id, q.handler, q.overlap FROM run_queue q WHERE ${SCOPE}
   ),
-  keys AS (
-    SELECT DISTINCT d.schedule_id, NULL::text AS handler FROM due d JOIN schedules s ON s.id = d.schedule_id
-    WHERE d.overlap <> 'limited' OR s.max_concurrent IS NOT NULL
-    UNION ALL
-    SELECT DISTINCT NULL::bigint, d.handler FROM due d JOIN handler_limits hl ON hl.handler = d.handler
+  handler_keys AS MATERIALIZED (
+    SELECT k.handler, pg_try_advisory_xact_lock(${LOCK_KEY("h", sql`k.handler`)}) AS got
+    FROM (SELECT DISTINCT d.handler FROM due d JOIN handler_limits hl ON hl.handler = d.handler) k
   ),
-  locked AS MATERIALIZED (
-    SELECT k.schedule_id, k.handler,
-      CASE WHEN k.handler IS NULL THEN pg_try_advisory_xact_lock(${LOCK_KEY("s", sql`k.schedule_id::text`)})
-        ELSE pg_try_advisory_xact_lock(${LOCK_KEY("h", sql`k.handler`)}) END AS got
-    FROM keys k
+  -- A schedule's key is tried only once every limited handler of its due runs is held here: a
+  -- claim that lost a handler to another cannot take that handler's schedules from it, which
+  -- would leave those schedules to nobody this pass (each claim would hold one key of two).
+  schedule_keys AS MATERIALIZED (
+    SELECT k.schedule_id, pg_try_advisory_xact_lock(${LOCK_KEY("s", sql`k.schedule_id::text`)}) AS got
+    FROM (
+      SELECT DISTINCT d.schedule_id FROM due d JOIN schedules s ON s.id = d.schedule_id
+      WHERE d.overlap <> 'limited' OR s.max_concurrent IS NOT NULL
+    ) k
+    WHERE NOT EXISTS (SELECT 1 FROM due d JOIN handler_keys h ON h.handler = d.handler WHERE d.schedule_id = k.schedule_id AND NOT h.got)
   )
   SELECT EXISTS (SELECT 1 FROM due) AS due,
-    ARRAY(SELECT schedule_id FROM locked WHERE got AND handler IS NULL) AS schedules,
-    ARRAY(SELECT handler FROM locked WHERE got AND handler IS NOT NULL) AS handlers`);
+    ARRAY(SELECT schedule_id FROM schedule_keys WHERE got) AS schedules,
+    ARRAY(SELECT handler FROM handler_keys WHERE got) AS handlers`);
 
 /**
  * The rule (see the module comment), for the candidate q with its schedule's limit lim.n: fewer

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { SYSTEM_ACTOR } from "../../audit/record";
-import { createDb, createPool } from "../../db/client";
+import { createDb, createPool, type Db } from "../../db/client";
 import { setHandlerLimit } from "../../handlers/limits";
 import { setupTestDatabase } from "../../testing/db";
 import { makeRuns, makeSchedule, slots } from "../../testing/factories";
 import { finishRuns } from "../finish";
 import { findQueueMismatches } from "../queue-consistency";
+import { claimExclusive } from "./exclusive";
 import { claimRunsDetailed } from "./index";
 
 // Queues and limits on the claim itself, against real connections. The oracle is the queue read
@@ -120,5 +121,33 @@ describe("handler limits", () => {
     await claimAtOnce(5, { default: 50 });
     expect(await running(`q.schedule_id = ${a}`)).toBe(1);
     expect(await running("q.handler = 'h2'")).toBe(3);
+  });
+
+  it("a claim that finds a handler's key taken leaves that handler's schedules to the claim that has it", async () => {
+    const a = (await makeSchedule(t.db, { handler: "h2", maxConcurrent: 1 })).id;
+    const b = (await makeSchedule(t.db, { handler: "h2" })).id;
+    await makeRuns(t.db, a, due(5));
+    await makeRuns(t.db, b, due(5));
+    await setHandlerLimit(t.db, "h2", 3, SYSTEM_ACTOR);
+    // The interleaving of two claims at once, held still: another claim holds the handler's key
+    // while this one looks; this one stays open (its keys with it) while the next one claims.
+    const other = createPool(t.url, { max: 1 });
+    const slow = createPool(t.url, { max: 1 });
+    const key = "hashtextextended('sk_limit:h:h2', 0)";
+    try {
+      const holder = await other.connect();
+      await holder.query(`SELECT pg_advisory_lock(${key})`);
+      await createDb(slow).transaction(async (tx) => {
+        const first = await claimExclusive(tx as unknown as Db, "slow", [0], 50);
+        expect(first.claimed).toEqual([]);
+        await holder.query(`SELECT pg_advisory_unlock(${key})`);
+        holder.release();
+        await claimAtOnce(1, { default: 50 });
+      });
+      expect(await running(`q.schedule_id = ${a}`)).toBe(1);
+      expect(await running(`q.schedule_id = ${b}`)).toBe(2);
+    } finally {
+      await Promise.all([other.end(), slow.end()]);
+    }
   });
 });
