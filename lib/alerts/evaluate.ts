@@ -25,7 +25,7 @@ import type { Db } from "../db/client";
 import { getScheduleHealthAt } from "../health/schedule-health";
 import { applyLastSuccessChanges } from "../schedules/last-success";
 import { verdictsFor, type RuleVerdict } from "./rules";
-import { drainChanges, dueSchedules, nextCheckAt, passClock, recordPass, storeChecks, watchedSchedule, watchInputs, type WatchedSchedule } from "./watch";
+import { drainChanges, dueSchedules, nextCheckAt, nextReminders, passClock, recordPass, storeChecks, watchedSchedule, watchInputs, type WatchedSchedule } from "./watch";
 
 export type EvaluateOptions = {
   /** Base URL of the console, for the link in each notification. */
@@ -94,7 +94,8 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
         // The next instant of each schedule, with what was found; a deleted one has just resolved
         // whatever fired, and leaves the list.
         const inputs = await watchInputs(tx, page.map((s) => s.id));
-        const firing = new Set(verdicts.filter((v) => v.firing).map((v) => v.scheduleId));
+        const firing = [...new Set(verdicts.filter((v) => v.firing).map((v) => v.scheduleId))];
+        const reminders = await nextReminders(tx, firing, opts.reminderSeconds);
         const next: WatchedSchedule[] = [];
         const unwatched = new Set(ids);
         for (const s of page) {
@@ -102,7 +103,7 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
           const w = inputs.get(s.id);
           if (s.deleted || !h || !w || at === null) continue;
           unwatched.delete(s.id);
-          next.push(watchedSchedule(s, at, h, nextCheckAt(at, h, firing.has(s.id), w, s.id)));
+          next.push(watchedSchedule(s, at, h, nextCheckAt(at, h, w, s.id, reminders.get(s.id) ?? null)));
         }
         await storeChecks(tx, next, [...unwatched]);
       });

@@ -112,6 +112,58 @@ describe("an alert pass costs what changed", () => {
   }, 120_000);
 });
 
+describe("a fleet with alerts firing", () => {
+  it("with 20,000 schedules late or failing: a pass with nothing changed reads none, the reminder interval brings each back once, a success resolves those it names", async () => {
+    await setClock(t.pool, at(0));
+    // 20,000 schedules every 300 s (late after 630 s), none ever succeeded; every tenth with a dead run.
+    await t.pool.query(`
+      INSERT INTO schedules (name, handler, every_seconds, timezone, enabled, next_slot_at, partition, created_at, updated_at, catch_up)
+      SELECT 'firing-' || g, 'noop', 300, 'UTC', true, sk_now() + interval '1 day', 0, sk_now(), sk_now(), 'all'
+      FROM generate_series(1, 20000) g`);
+    await t.pool.query(`
+      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, started_at, finished_at, duration_ms)
+      SELECT s.id, 0, sk_now(), sk_now(), sk_now(), 'dead', 3, 3, sk_now(), sk_now(), 100 FROM schedules s WHERE s.id % 10 = 0`);
+    await t.pool.query("ANALYZE schedules, runs, run_queue, alert_watch");
+    const reminderEvery = 3600;
+    const kinds = async () =>
+      Object.fromEntries((await t.pool.query<{ k: string; n: number }>("SELECT rule || ':' || kind AS k, count(*)::int AS n FROM alert_events GROUP BY 1")).rows.map((r) => [r.k, r.n]));
+
+    expect((await measuredPass()).checked).toBe(20_000);
+    await setClock(t.pool, at(700));
+    expect((await measuredPass()).checked).toBe(20_000); // all late now, by time alone
+    expect(await kinds()).toEqual({ "failing:firing": 2_000, "late:firing": 20_000 });
+
+    // Firing, nothing written: no pass reads any of them until a reminder is due.
+    for (const s of [701, 1000, reminderEvery - 1]) {
+      await setClock(t.pool, at(s));
+      const idle = await measuredPass();
+      expect(idle.checked, `at ${s} s`).toBe(0);
+      expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0 });
+    }
+    // The failing ones first notified at 0 s are reminded at 3,600 s, the rest at 4,300 s: each once.
+    await setClock(t.pool, at(reminderEvery));
+    expect((await measuredPass()).checked).toBe(2_000);
+    expect(await kinds()).toMatchObject({ "failing:reminder": 2_000 });
+    expect((await kinds())["late:reminder"]).toBeUndefined();
+    await setClock(t.pool, at(699 + reminderEvery));
+    expect((await measuredPass()).checked).toBe(0);
+    await setClock(t.pool, at(700 + reminderEvery));
+    expect((await measuredPass()).checked).toBe(20_000);
+    expect(await kinds()).toEqual({ "failing:firing": 2_000, "late:firing": 20_000, "failing:reminder": 2_000, "late:reminder": 20_000 });
+    await setClock(t.pool, at(701 + reminderEvery));
+    expect((await measuredPass()).checked).toBe(0);
+
+    // 50 of them succeed (written, so logged): the next pass reads those 50 and resolves their late.
+    const { rows: picked } = await t.pool.query<{ id: number }>("SELECT id::int FROM schedules WHERE id % 10 <> 0 ORDER BY id LIMIT 50");
+    for (const s of picked) {
+      await makeRun(t.db, { scheduleId: s.id, state: "done", scheduledFor: at(702 + reminderEvery), startedAt: at(702 + reminderEvery), finishedAt: at(702 + reminderEvery), durationMs: 5 });
+    }
+    await setClock(t.pool, at(703 + reminderEvery));
+    expect((await measuredPass()).checked).toBe(50);
+    expect((await kinds())["late:resolved"]).toBe(50);
+  }, 180_000);
+});
+
 describe("deadlines passing with nothing written", () => {
   it("a schedule becomes late, backlogged and stuck by the clock alone, each caught by the first pass after its instant", async () => {
     await setClock(t.pool, at(0));
@@ -228,6 +280,11 @@ describe("incremental verdicts against a full scan", () => {
         .map((v) => `${v.scheduleId}:${v.rule}`)
         .sort();
     };
+    // Reminders every 250 s in this test: after every pass each firing alert was notified (fired
+    // or reminded) less than 250 s ago, and no two notifications of one alert are closer than that.
+    const remind: EvaluateOptions = { ...opts, reminderSeconds: 250 };
+    const notified = async () =>
+      (await t.pool.query<{ k: string; kind: string; at: Date }>("SELECT schedule_id || ':' || rule AS k, kind, at FROM alert_events WHERE kind IN ('firing', 'reminder') ORDER BY id")).rows;
     for (let step = 0; step < 60; step++) {
       const ops = 1 + Math.floor(random() * 4);
       for (let o = 0; o < ops; o++) {
@@ -261,8 +318,18 @@ describe("incremental verdicts against a full scan", () => {
       }
       now += pick([0, 1, 5, 30, 61, 100, 300]);
       await setClock(t.pool, at(now));
-      await evaluateAlerts(t.db, opts);
-      expect(await firing(), `step ${step} at ${now} s`).toEqual(await fullScan());
+      await evaluateAlerts(t.db, remind);
+      const want = await fullScan();
+      expect(await firing(), `step ${step} at ${now} s`).toEqual(want);
+      const last = new Map<string, number>();
+      for (const n of await notified()) {
+        const prev = last.get(n.k);
+        const t1 = new Date(n.at).getTime();
+        // A new firing follows a resolve and may come at any time; a reminder waits the interval.
+        if (n.kind === "reminder" && prev !== undefined && t1 - prev < 250_000) expect.fail(`${n.k} reminded within 250 s of its last notification (step ${step})`);
+        last.set(n.k, t1);
+      }
+      for (const k of want) expect(at(now).getTime() - last.get(k)!, `${k} reminded at step ${step}, ${now} s`).toBeLessThan(250_000);
     }
     // One event per transition: for every (schedule, rule), firing and resolved alternate.
     const per = new Map<string, string[]>();

@@ -16,11 +16,16 @@
  * What a claim can change is bounded by time instead: a claimed run starts no earlier than the
  * later of the pass's clock reading and its run_after, and no run is stuck sooner than
  * STUCK_MIN_AFTER_SECONDS after its start, so a schedule with a pending run is looked at again by
- * then. A claim can otherwise only resolve (backlogged), and a firing schedule is evaluated on
- * every pass anyway (its resolution, and its reminders, need that). A worker starting or stopping is
- * not a schedule write either: a schedule whose oldest pending run already waits past the unserved
- * threshold is evaluated on every pass until it is claimed, the handler's service being the one
- * thing left to change.
+ * then. A claim can otherwise only resolve (backlogged, unserved), so a schedule on which either
+ * holds is evaluated on every pass. A worker starting or stopping is not a schedule write either: a
+ * schedule whose oldest pending run already waits past the unserved threshold is evaluated on every
+ * pass until it is claimed, the handler's service being the one thing left to change.
+ *
+ * The other rules, once they hold, end only by a logged write: late by a success, failing by its
+ * dead runs being retried or discarded, stuck by its run ending (finish, rescue, cancel), any of
+ * them by an edit or a pause. So a schedule on which they fire is not looked at again for them; it
+ * is looked at again by its next reminder (the earliest firing rule's last notification plus the
+ * reminder interval) or by an instant of a rule that does not hold yet, whichever is first.
  *
  * Everything not covered above that could still move a verdict sooner (a cron's typical gap
  * changing across a daylight-saving shift, runs deleted by hand) is caught by MAX_WATCH_SECONDS:
@@ -69,35 +74,56 @@ export type WatchInputs = {
 
 /**
  * The earliest instant at which one of the schedule's verdicts could change with nothing written,
- * as judged at `now` from its health and its queued runs. Never before `now`: an instant already
- * passed that did not change the verdict (a run waiting past the unserved threshold while its
- * handler is served) means "at the next pass". Rounded down to the millisecond: early is safe.
+ * as judged at `now` from its health and its queued runs, or a reminder of a rule firing on it
+ * falls due (`nextReminderAt`, null without one). Never before `now`: an instant already passed
+ * that did not change the verdict (a run waiting past the unserved threshold while its handler is
+ * served) means "at the next pass". A rule that holds contributes no instant of its own (it ends
+ * only by a logged write: the module comment), except backlogged and unserved, which a claim or a
+ * worker ends unlogged, so while either holds the schedule is looked at on every pass. Rounded down
+ * to the millisecond: early is safe.
  */
-export function nextCheckAt(now: Date, health: ScheduleHealth, firing: boolean, w: WatchInputs, scheduleId = 0): Date {
+export function nextCheckAt(now: Date, health: ScheduleHealth, w: WatchInputs, scheduleId = 0, nextReminderAt: Date | null = null): Date {
   const t = now.getTime();
-  if (firing) return now;
+  if (health.rules.backlogged || health.rules.unserved) return now;
   // The daily safety net is spread over its second half by schedule (a fixed fraction per id):
   // schedules evaluated together, as all are by the first pass, do not all come due together again.
   const spread = ((scheduleId * 0.6180339887498949) % 1) / 2;
   const candidates = [t + MAX_WATCH_SECONDS * 1000 * (0.5 + spread)];
+  if (nextReminderAt !== null) candidates.push(nextReminderAt.getTime());
   if (health.status !== "paused") {
     const after = (at: Date | null, seconds: number | null) => {
       if (at !== null && seconds !== null && Number.isFinite(seconds)) candidates.push(at.getTime() + seconds * 1000);
     };
     // late: the last success (or the creation) plus the late threshold.
-    if (health.lateAfterSeconds !== null) candidates.push(t + (health.lateAfterSeconds - (health.sinceLastSuccessSeconds ?? health.ageSeconds)) * 1000);
+    if (health.lateAfterSeconds !== null && !health.rules.late) {
+      candidates.push(t + (health.lateAfterSeconds - (health.sinceLastSuccessSeconds ?? health.ageSeconds)) * 1000);
+    }
     // backlogged: the oldest pending slot plus the backlog threshold (a claim only postpones it).
     after(w.firstPendingSlot, health.backlogAfterSeconds);
     // unserved: a pending run's wait counts from its run_after.
     after(w.firstPendingRunAfter, health.unservedAfterSeconds);
     // stuck: a running attempt's start plus the threshold; a pending run, once claimed, no sooner
     // than its claim plus the smallest threshold there is.
-    after(w.firstStartedAt, w.stuckAfterSeconds);
+    if (!health.rules.stuck) after(w.firstStartedAt, w.stuckAfterSeconds);
     if (w.firstPendingRunAfter !== null) {
       candidates.push(Math.max(t, w.firstPendingRunAfter.getTime()) + (STUCK_MIN_AFTER_SECONDS - CLAIM_SKEW_SECONDS) * 1000);
     }
   }
   return new Date(Math.max(t, Math.floor(Math.min(...candidates))));
+}
+
+/**
+ * When each schedule's next reminder falls due: the earliest last notification among its firing
+ * rules plus the interval. Only schedules with a firing rule appear; none with reminders off.
+ */
+export async function nextReminders(tx: Tx, ids: number[], reminderSeconds: number): Promise<Map<number, Date>> {
+  const out = new Map<number, Date>();
+  if (ids.length === 0 || reminderSeconds <= 0) return out;
+  const r = await tx.execute<{ id: number; at: Date | string }>(sql`
+    SELECT a.schedule_id AS id, min(a.last_notified_at) + make_interval(secs => ${reminderSeconds}) AS at
+    FROM alert_states a WHERE a.firing AND a.schedule_id = ANY(${sql.param(ids)}::bigint[]) GROUP BY a.schedule_id`);
+  for (const row of r.rows) out.set(Number(row.id), new Date(row.at));
+  return out;
 }
 
 /**
