@@ -4,7 +4,8 @@
  *
  * - **Written since the last pass.** Triggers append a row to `alert_changes` for every statement
  *   that inserts or updates runs (tick, finish, retry, rescue, requeue, skips) or edits what a
- *   schedule's verdicts depend on (lib/db/sql/triggers/*_alert_changes_*.sql). The pass first
+ *   schedule's verdicts depend on (lib/db/sql/functions/runs_log_changes.sql,
+ *   lib/db/sql/triggers/schedules_alert_changes_*.sql). The pass first
  *   drains that log into `alert_watch` as due now, in the same transaction as the delete, so a
  *   change is never lost between the two: a pass that dies afterwards leaves the schedules due.
  * - **Whose instant has come.** After evaluating a schedule the pass stores the earliest instant at

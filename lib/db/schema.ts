@@ -157,7 +157,7 @@ export const scheduleLastSuccess = pgTable(
 /**
  * The successes not yet applied to schedule_last_success: one row per statement that made runs
  * done (the finish of a batch, an import), with each schedule's latest finish in it, appended by
- * triggers/runs_last_success_*.sql and drained by the alert pass. The finish of a batch of 500 runs
+ * lib/db/sql/functions/runs_log_changes.sql and drained by the alert pass. The finish of a batch of 500 runs
  * of 500 schedules writes one row here, where raising schedule_last_success itself wrote 500 rows
  * and 500 index entries, on the path of every run at the top of the hour. Insert-only for writers:
  * no key, no index.
@@ -747,7 +747,7 @@ export const chartWaits = pgTable(
 /**
  * The (schedule, slot hour) pairs whose runs were written since chart_hours last counted them: one
  * row per writing statement, the pairs as two arrays (read one pair a row through the view
- * chart_changed_hours), appended by the triggers on runs (lib/db/sql/triggers/runs_chart_changes_*.sql)
+ * chart_changed_hours), appended by the triggers on runs (lib/db/sql/functions/runs_log_changes.sql, triggers/runs_chart_changes_delete.sql)
  * and drained by the roll-up. Insert-only for writers: no key, no index, no row another writer
  * waits on.
  */

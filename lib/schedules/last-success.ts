@@ -3,7 +3,7 @@
  * last success reads as -infinity), then the oldest last success, the id breaking ties. The stored
  * last success is schedule_last_success (one row per schedule), as of the last alert pass: every
  * statement that makes runs done logs its schedules' latest finish in last_success_changes
- * (lib/db/sql/functions/runs_last_success.sql), and the pass applies the log
+ * (lib/db/sql/functions/runs_log_changes.sql), and the pass applies the log
  * (applyLastSuccessChanges, below). A schedule's health adds what is logged and not applied yet
  * (pendingLastSuccess), so its status is exact; the order below is as of the last pass. The key is exactly the first column of
  * schedule_last_success_order_idx (lib/db/schema.ts) and the id its second, so a walk in this
