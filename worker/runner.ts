@@ -96,6 +96,9 @@ export function createRunner(o: RunnerOptions) {
   // Attempts let go of without their result written (the database was away past their deadline),
   // until their lease has surely run out: never adopted, their handler has run.
   const letGo = new Map<number, { attempt: number; until: number }>();
+  const forgetLetGo = (now: number) => {
+    for (const [id, g] of letGo) if (now >= g.until) letGo.delete(id);
+  };
   const settler = o.settle ? createPartitionSettler(o.settle, o.settleAfterAbsenceMs ?? 0) : undefined;
   // Per queue: its concurrency and how many of its runs this worker holds.
   const queues = o.queues ?? { default: o.concurrency };
@@ -257,6 +260,7 @@ export function createRunner(o: RunnerOptions) {
         for (const e of batch) {
           if (now >= leaseDeadlineOf(e)) {
             o.log.warn({ event: "run:finish:abandoned", runId: e.run.id, attempt: e.run.attempt, err });
+            forgetLetGo(now);
             letGo.set(e.run.id, { attempt: e.run.attempt, until: now + e.leaseMs });
             release(e);
             freed = true;
@@ -275,8 +279,7 @@ export function createRunner(o: RunnerOptions) {
 
   /** Start the runs a failed claim pass may have taken without hearing so (lib/runs/claim/adopt.ts). */
   async function adopt() {
-    const now = performance.now();
-    for (const [id, g] of letGo) if (now >= g.until) letGo.delete(id);
+    forgetLetGo(performance.now());
     const known = [...inFlight.values()].map((e) => ({ id: e.run.id, attempt: e.run.attempt }));
     for (const [id, g] of letGo) known.push({ id, attempt: g.attempt });
     const sentAt = performance.now();

@@ -1,6 +1,6 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { servesHandler, servesQueue } from "../workers/serves";
+import { fullInQueue, servesHandler, servesQueue } from "../workers/serves";
 import { silentLease } from "./leases";
 
 /**
@@ -31,16 +31,6 @@ export type SweepPartition = {
 };
 
 /**
- * SQL: true when the workers row `alias` had no free slot in the queue named by `queue` at its last
- * report (lib/workers/registry.ts, every WORKER_HEARTBEAT_MS): a holder that cannot take more runs
- * of that queue, whose due runs there would otherwise wait for one of its own to end.
- */
-function fullIn(alias: string, queue: SQL): SQL {
-  return sql`EXISTS (SELECT 1 FROM jsonb_array_elements(${sql.identifier(alias)}.queues) hq
-    WHERE hq->>'name' = ${queue} AND (hq->>'inFlight')::int >= (hq->>'concurrency')::int)`;
-}
-
-/**
  * The sweep partitions of worker `workerId` (partitions below `partitions` held by someone else
  * who renews them and lacks one of its handlers or queues, or is full in one of its queues), ascending. Empty when the worker has no
  * workers row (it serves nothing it registered) or every holder serves all it does.
@@ -53,7 +43,7 @@ export async function listSweepPartitions(db: Pick<Db, "execute">, workerId: str
     lacking AS (
       SELECT pl.partition,
         ARRAY(SELECT h.name FROM my_handlers h WHERE NOT ${servesHandler("hw", sql`h.name`)} ORDER BY h.name) AS handlers,
-        ARRAY(SELECT q.name FROM my_queues q WHERE NOT ${servesQueue("hw", sql`q.name`)} OR ${fullIn("hw", sql`q.name`)} ORDER BY q.name) AS queues
+        ARRAY(SELECT q.name FROM my_queues q WHERE NOT ${servesQueue("hw", sql`q.name`)} OR ${fullInQueue("hw", sql`q.name`)} ORDER BY q.name) AS queues
       FROM partition_leases pl
       JOIN workers hw ON hw.id = pl.owner
       WHERE pl.partition < ${partitions} AND pl.owner <> ${workerId} AND pl.lease_expires_at > sk_now()

@@ -14,6 +14,8 @@ export const PARTITION_LEASE_SECONDS_DEFAULT = 15;
  * few small statements on a table of P rows.
  */
 export const PARTITION_PASS_MS_DEFAULT = PARTITION_RENEW_MS;
+/** A change of the sweep list is logged at info at most this often (debug in between). */
+const SWEEP_INFO_EVERY_MS = 60_000;
 /** At start, wait at most this long to hold at least one partition (a holder releases surplus on its next pass). */
 export const PARTITION_READY_TIMEOUT_MS = 3_000;
 
@@ -66,6 +68,7 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
   let current: number[] = [];
   let orphans: number[] = [];
   let sweep: SweepPartition[] = [];
+  let lastSweepInfoAt = -Infinity;
   // Deadline on performance.now(), counted from when the renewal was sent, not when it answered:
   // a slow answer can only shorten the time the worker believes it holds its partitions.
   let usableUntil = 0;
@@ -104,7 +107,13 @@ export function startPartitionsLoop(opts: PartitionsLoopOptions): PartitionsLoop
       return sweep;
     });
     const sweepChanged = sweepBefore !== sweep.map((p) => `${p.partition}:${p.handlers}:${p.queues}`).join(" ");
-    if (sweepChanged) opts.log.info({ event: "partitions:sweep", sweep });
+    if (sweepChanged) {
+      // A holder at its concurrency enters and leaves the list as its runs end and start, up to
+      // every heartbeat: the first change in a minute is info, the rest debug.
+      const quiet = sentAt - lastSweepInfoAt < SWEEP_INFO_EVERY_MS;
+      if (!quiet) lastSweepInfoAt = sentAt;
+      opts.log[quiet ? "debug" : "info"]({ event: "partitions:sweep", sweep });
+    }
     const before = `${current.join(",")}/${orphans.join(",")}`;
     current = result.held;
     orphans = result.orphaned;

@@ -1,3 +1,4 @@
+import type { QueryResultRow } from "pg";
 import { describe, expect, it } from "vitest";
 import { claimRunsDetailed } from "../../runs/claim";
 import { finishRuns } from "../../runs/finish";
@@ -13,7 +14,7 @@ const HOUR = 3_600_000;
 
 type Logs = { alerts: number[][]; charts: { ids: number[]; hours: number[] }[]; successes: { ids: number[]; ats: number[] }[] };
 async function logs(): Promise<Logs> {
-  const q = <T>(text: string) => t.pool.query<T>(text).then((r) => r.rows);
+  const q = async <T extends QueryResultRow>(text: string) => (await t.pool.query<T>(text)).rows;
   return {
     alerts: (await q<{ ids: string[] }>("SELECT schedule_ids AS ids FROM alert_changes")).map((r) => r.ids.map(Number)),
     charts: (await q<{ ids: string[]; hours: Date[] }>("SELECT schedule_ids AS ids, hours FROM chart_changes")).map((r) => ({ ids: r.ids.map(Number), hours: r.hours.map((h) => new Date(h).getTime()) })),
