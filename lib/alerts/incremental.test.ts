@@ -4,6 +4,7 @@ import { getScheduleHealth } from "../health/schedule-health";
 import { finishRuns } from "../runs/finish";
 import { setClock } from "../testing/clock";
 import { setupTestDatabase } from "../testing/db";
+import { tupleReadsOf } from "../testing/tuple-reads";
 import { makeRun, makeRuns, makeSchedule, RUNS_BY_HAND } from "../testing/factories";
 import { registerWorker } from "../workers/registry";
 import { evaluateAlerts, type EvaluateOptions } from "./evaluate";
@@ -24,48 +25,14 @@ async function events() {
 
 type Reads = Record<"schedules" | "runs" | "run_queue", number>;
 
-/**
- * Run one pass on its own connections and return the tuples it read from the fleet's tables, from
- * pg_stat_user_tables. A backend reports its statistics when it exits, so the pass's pool is closed
- * and its backends are waited out (by pid) before the counters are read.
- */
+/** Run one pass on its own connections and return the tuples it read from the fleet's tables. */
 async function measuredPass(): Promise<{ reads: Reads; checked: number }> {
-  // The test's own connections report what they read first (the setup reads whole tables).
-  const own = await Promise.all([0, 1, 2].map(() => t.pool.connect()));
-  for (const c of own) {
-    await c.query("SELECT pg_stat_force_next_flush()");
-    await c.query("SELECT 1");
-  }
-  own.forEach((c) => c.release());
-  const before = await tupleReads();
-  const db = createDb(createPool(t.url, { max: 2 }));
-  let pids: number[] = [];
-  let checked = 0;
-  try {
+  const { result, reads } = await tupleReadsOf(t.url, t.pool, ["schedules", "runs", "run_queue"], async (db) => {
     const r = await evaluateAlerts(db, opts);
     expect(r.evaluated).toBe(true);
-    checked = r.checked;
-    const clients = await Promise.all([db.$client.connect(), db.$client.connect()]);
-    pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid));
-    clients.forEach((c) => c.release());
-  } finally {
-    await db.$client.end();
-  }
-  for (;;) {
-    const { rows } = await t.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]);
-    if (rows[0].n === 0) break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  await t.pool.query("SELECT pg_stat_clear_snapshot()");
-  const after = await tupleReads();
-  return { reads: { schedules: after.schedules - before.schedules, runs: after.runs - before.runs, run_queue: after.run_queue - before.run_queue }, checked };
-}
-
-async function tupleReads(): Promise<Reads> {
-  const { rows } = await t.pool.query<{ relname: keyof Reads; n: string }>(
-    "SELECT relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS n FROM pg_stat_user_tables WHERE relname IN ('schedules', 'runs', 'run_queue')",
-  );
-  return Object.fromEntries(rows.map((r) => [r.relname, Number(r.n)])) as Reads;
+    return r.checked;
+  });
+  return { reads: reads as Reads, checked: result };
 }
 
 describe("an alert pass costs what changed", () => {

@@ -239,9 +239,13 @@ export const runs = pgTable(
   },
   (t) => [
     // Each slot exists once (slot_seq is 0 for every run but a manual one), and the history,
-    // newest first, keyset-paginated on (scheduled_for, slot_seq). The only index besides the
-    // primary key, and neither names the state: see the table comment.
+    // newest first, keyset-paginated on (scheduled_for, slot_seq). No index of runs names the
+    // state: see the table comment.
     uniqueIndex("runs_slot_key").on(t.scheduleId, t.scheduledFor.desc(), t.slotSeq.desc()),
+    // Every schedule's runs newest first, for the Runs page (lib/runs/history.ts): a walk that
+    // stops after a page, whatever the number of schedules. Written once per run, at its insert;
+    // none of its columns ever changes, so the finish stays a HOT update.
+    index("runs_time_idx").on(t.scheduledFor.desc(), t.slotSeq.desc(), t.id.desc()),
     check("runs_attempts_nonneg", sql`attempts >= 0`),
     // 'running' lives on the queue row (with its lease), which a claim writes; the record never says it.
     check("runs_state_recorded", sql`state <> 'running'`),

@@ -111,20 +111,24 @@ export type RunFilter = {
 };
 
 /**
- * Cursor: the last row's (scheduled_for, slot_seq). The slot is kept as PostgreSQL's own text so that
- * microseconds survive the round trip (a JS Date would cut them and skip or repeat rows).
+ * Cursor: the last row's (scheduled_for, slot_seq, id), the list's order. The slot is kept as
+ * PostgreSQL's own text so that microseconds survive the round trip (a JS Date would cut them and
+ * skip or repeat rows). The id breaks ties between schedules that share a slot (every hourly
+ * schedule's runs at minute zero): without it a page boundary inside such a slot would skip the
+ * rest of that slot's runs.
  */
-export function encodeCursor(scheduledForText: string, slotSeq: number): string {
-  return Buffer.from(JSON.stringify([scheduledForText, slotSeq])).toString("base64url");
+export function encodeCursor(scheduledForText: string, slotSeq: number, id: number): string {
+  return Buffer.from(JSON.stringify([scheduledForText, slotSeq, id])).toString("base64url");
 }
 
 const PG_TIMESTAMPTZ = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2}){0,2}|Z)$/;
 
-export function decodeCursor(cursor: string): { scheduledFor: string; slotSeq: number } {
+/** A cursor of two numbers (before ids broke ties) continues after every run of its slot: id 0. */
+export function decodeCursor(cursor: string): { scheduledFor: string; slotSeq: number; id: number } {
   try {
-    const [sf, seq] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
-    if (typeof sf !== "string" || !Number.isSafeInteger(seq) || seq < 0 || !PG_TIMESTAMPTZ.test(sf)) throw new Error("shape");
-    return { scheduledFor: sf, slotSeq: seq };
+    const [sf, seq, id = 0] = JSON.parse(Buffer.from(cursor, "base64url").toString("utf8"));
+    if (typeof sf !== "string" || !Number.isSafeInteger(seq) || seq < 0 || !Number.isSafeInteger(id) || id < 0 || !PG_TIMESTAMPTZ.test(sf)) throw new Error("shape");
+    return { scheduledFor: sf, slotSeq: seq, id };
   } catch {
     throw new AppError("invalid", "cursor is not one this API returned", "cursor");
   }
@@ -206,64 +210,88 @@ const WAITING = sql`s.handler, (r.state = 'pending' AND r.run_after <= sk_now())
 const QUEUED_STATES: RunState[] = ["pending", "running", "dead"];
 
 /**
- * Runs newest slot first (a manual run before the scheduled run of the same instant), as they stand
- * now (`run_status`: a running run's live part comes from run_queue). Each schedule's runs are read
- * through runs_slot_key, or, when the filter names only unfinished states, through run_queue's
- * partial index of each state; at most one page per schedule, and the pages are merged: the cost is
- * bounded by schedules × page size, not by the size of the runs table.
+ * Runs newest slot first (a manual run before the scheduled run of the same instant, then by id),
+ * as they stand now (`run_status`: a running run's live part comes from run_queue).
+ *
+ * - Named schedules (one schedule's history, a name, a tag scope): each schedule's runs are read
+ *   through runs_slot_key, or, when the filter names only unfinished states, through run_queue's
+ *   partial index of each state; at most one page per schedule, and the pages are merged. The cost
+ *   is bounded by the schedules named × page size, not by the size of the runs table.
+ * - Every schedule (the Runs page): one walk of runs_time_idx (scheduled_for, slot_seq, id, newest
+ *   first) that stops after a page, so the fleet's size does not enter; or, when the filter names
+ *   only unfinished states, those states' queue rows (bounded by what is unfinished), sorted.
  */
 export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   const limit = Math.min(Math.max(f.limit ?? 50, 1), MAX_PAGE);
   const cursor = f.cursor ? decodeCursor(f.cursor) : null;
   // The same slot conditions on runs (r) and on the queue (q, with its run's slot_seq from the runs row rs).
-  const slotConds = (t: "r" | "q"): SQL[] => {
+  // `perSchedule`: one schedule's runs, whose (scheduled_for, slot_seq) is unique, so the cursor's
+  // first two columns bound its index walk and its id only drops the cursor's own slot.
+  const slotConds = (t: "r" | "q", perSchedule: boolean): SQL[] => {
     const sf = sql.raw(`${t}.scheduled_for`);
     const seq = t === "r" ? sql`r.slot_seq` : sql`rs.slot_seq`;
+    const id = t === "r" ? sql`r.id` : sql`q.run_id`;
     const conds: SQL[] = [];
     if (f.from) conds.push(sql`${sf} >= ${f.from.toISOString()}::timestamptz`);
     if (f.to) conds.push(sql`${sf} < ${f.to.toISOString()}::timestamptz`);
     if (f.upcoming === false) conds.push(sql`${sf} <= sk_now()`);
-    if (cursor) conds.push(sql`(${sf}, ${seq}) < (${cursor.scheduledFor}::timestamptz, ${cursor.slotSeq}::bigint)`);
+    if (cursor) {
+      const at = sql`${cursor.scheduledFor}::timestamptz`;
+      if (perSchedule) conds.push(sql`(${sf}, ${seq}) <= (${at}, ${cursor.slotSeq}::bigint)`);
+      conds.push(sql`(${sf}, ${seq}, ${id}) < (${at}, ${cursor.slotSeq}::bigint, ${cursor.id}::bigint)`);
+    }
     return conds;
   };
   const and = (conds: SQL[]) => (conds.length ? sql` AND ${sql.join(conds, sql` AND `)}` : sql``);
-  let perSchedule: SQL;
-  if (f.states?.length && f.states.every((st) => QUEUED_STATES.includes(st))) {
-    // One look-up per state, each through that state's partial index (the literal lets the planner
-    // match it), newest first, with each run's slot_seq from its runs row (a primary-key probe);
-    // then the runs themselves by primary key.
-    const byState = [...new Set(f.states)].map(
-      (st) => sql`(SELECT q.run_id FROM run_queue q JOIN runs rs ON rs.id = q.run_id
-        WHERE q.schedule_id = s.id AND q.state = ${sql.raw(`'${st}'`)}${and(slotConds("q"))}
-        ORDER BY q.scheduled_for DESC, rs.slot_seq DESC LIMIT ${limit + 1})`,
-    );
-    perSchedule = sql`
-      SELECT r.* FROM (${sql.join(byState, sql` UNION ALL `)}) x
-      JOIN run_status r ON r.id = x.run_id
-      WHERE r.state = ANY(${sql.param(f.states)}::run_state[])
-      ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}`;
+  const onlyQueued = Boolean(f.states?.length && f.states.every((st) => QUEUED_STATES.includes(st)));
+  // NULLS LAST as in the indexes (the columns are NOT NULL, but plain DESC means NULLS FIRST and
+  // the planner would sort instead of walking the index).
+  const order = sql`ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST, r.id DESC NULLS LAST`;
+  let from: SQL;
+  if (f.scheduleIds) {
+    let perSchedule: SQL;
+    if (onlyQueued) {
+      // One look-up per state, each through that state's partial index (the literal lets the planner
+      // match it), newest first, with each run's slot_seq from its runs row (a primary-key probe);
+      // then the runs themselves by primary key.
+      const byState = [...new Set(f.states)].map(
+        (st) => sql`(SELECT q.run_id FROM run_queue q JOIN runs rs ON rs.id = q.run_id
+          WHERE q.schedule_id = s.id AND q.state = ${sql.raw(`'${st}'`)}${and(slotConds("q", true))}
+          ORDER BY q.scheduled_for DESC, rs.slot_seq DESC LIMIT ${limit + 1})`,
+      );
+      perSchedule = sql`
+        SELECT r.* FROM (${sql.join(byState, sql` UNION ALL `)}) x
+        JOIN run_status r ON r.id = x.run_id
+        WHERE r.state = ANY(${sql.param(f.states)}::run_state[])
+        ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}`;
+    } else {
+      const conds = [sql`r.schedule_id = s.id`, ...slotConds("r", true)];
+      if (f.states?.length) conds.push(sql`r.state = ANY(${sql.param(f.states)}::run_state[])`);
+      perSchedule = sql`
+        SELECT r.* FROM run_status r WHERE ${sql.join(conds, sql` AND `)}
+        ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}`;
+    }
+    from = sql`schedules s CROSS JOIN LATERAL (${perSchedule}) r WHERE s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])`;
+  } else if (onlyQueued) {
+    from = sql`(
+        SELECT r.* FROM run_queue q JOIN runs rs ON rs.id = q.run_id JOIN run_status r ON r.id = q.run_id
+        WHERE q.state = ANY(${sql.param(f.states)}::run_state[]) AND r.state = ANY(${sql.param(f.states)}::run_state[])${and(slotConds("q", false))}
+      ) r JOIN schedules s ON s.id = r.schedule_id WHERE true`;
   } else {
-    const conds = [sql`r.schedule_id = s.id`, ...slotConds("r")];
+    const conds = slotConds("r", false);
     if (f.states?.length) conds.push(sql`r.state = ANY(${sql.param(f.states)}::run_state[])`);
-    // NULLS LAST as in the index (the columns are NOT NULL, but plain DESC means NULLS FIRST and
-    // the planner would sort the schedule's whole history instead of walking the index).
-    perSchedule = sql`
-      SELECT r.* FROM run_status r WHERE ${sql.join(conds, sql` AND `)}
-      ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}`;
+    from = sql`run_status r JOIN schedules s ON s.id = r.schedule_id WHERE true${and(conds)}`;
   }
-  const scheduleCond = f.scheduleIds ? sql`s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql`true`;
   const result = await db.execute<RunRow>(sql`
     SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, ${WAITING}
-    FROM schedules s
-    CROSS JOIN LATERAL (${perSchedule}) r
-    WHERE ${scheduleCond}
-    ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST
+    FROM ${from}
+    ${order}
     LIMIT ${limit + 1}`);
   const rows = result.rows;
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const last = page[page.length - 1];
-  return { runs: await toRunViews(db, page), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.slot_seq)) : null };
+  return { runs: await toRunViews(db, page), nextCursor: more && last ? encodeCursor(last.sf_text, Number(last.slot_seq), Number(last.id)) : null };
 }
 
 /** One run with its attempts (oldest first) and the idempotency key its handler receives. */

@@ -23,7 +23,8 @@ export const CONSOLE_READS: Record<string, (db: Db, t: ConsoleTarget) => Promise
   overview: (db) => getOverview(db),
   search: async (db, t) => toScheduleViewsWithHealth(db, (await searchSchedules(db, { search: t.search, limit: 50 })).schedules),
   history: (db, t) => listRuns(db, { scheduleIds: [t.historyScheduleId] }),
-  runs: (db) => listRuns(db, {}),
+  // The Runs page's first request: no upcoming slots (components/runs-view.tsx).
+  runs: (db) => listRuns(db, { upcoming: false }),
 };
 
 export type ConsoleReport = Record<string, { p50Ms: number; p95Ms: number; calls: number }> & { readers: number };

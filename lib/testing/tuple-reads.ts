@@ -1,0 +1,46 @@
+import type pg from "pg";
+import { createDb, createPool, type Db } from "../db/client";
+
+/**
+ * What `fn` read from `tables`, in tuples, from the counters PostgreSQL keeps
+ * (pg_stat_user_tables: sequential tuples read plus index tuples fetched): an oracle outside the
+ * code under test for "this reads a page, not the fleet". `fn` runs on a pool of its own. A backend
+ * reports its counters when it exits, so that pool is closed and its backends waited out (by pid)
+ * before the counters are read; the test pool's own connections report theirs first.
+ */
+export async function tupleReadsOf<T>(url: string, testPool: pg.Pool, tables: string[], fn: (db: Db) => Promise<T>, poolSize = 2): Promise<{ result: T; reads: Record<string, number> }> {
+  const own = await Promise.all(Array.from({ length: testPool.options.max ?? 1 }, () => testPool.connect()));
+  for (const c of own) {
+    await c.query("SELECT pg_stat_force_next_flush()");
+    await c.query("SELECT 1");
+  }
+  own.forEach((c) => c.release());
+  const before = await counters(testPool, tables);
+  const db = createDb(createPool(url, { max: poolSize }));
+  let pids: number[] = [];
+  let result: T;
+  try {
+    result = await fn(db);
+    const clients = await Promise.all(Array.from({ length: poolSize }, () => db.$client.connect()));
+    pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid));
+    clients.forEach((c) => c.release());
+  } finally {
+    await db.$client.end();
+  }
+  for (;;) {
+    const { rows } = await testPool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]);
+    if (rows[0].n === 0) break;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await testPool.query("SELECT pg_stat_clear_snapshot()");
+  const after = await counters(testPool, tables);
+  return { result, reads: Object.fromEntries(tables.map((t) => [t, after[t] - before[t]])) };
+}
+
+async function counters(pool: pg.Pool, tables: string[]): Promise<Record<string, number>> {
+  const { rows } = await pool.query<{ relname: string; n: string }>(
+    "SELECT relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS n FROM pg_stat_user_tables WHERE relname = ANY($1)",
+    [tables],
+  );
+  return Object.fromEntries(tables.map((t) => [t, Number(rows.find((r) => r.relname === t)?.n ?? 0)]));
+}
