@@ -51,21 +51,24 @@ async function heldBy(pool: pg.Pool, workerId: string) {
   return r.rows.map((x) => ({ runId: x.id, attempt: x.attempts }));
 }
 
-/** Prefer a victim that holds runs right now, so kills land mid-handler; sample briefly. */
+/** Prefer a victim that holds runs right now, so kills land mid-handler; sample briefly. The victim comes back taken. */
 async function pickVictim(d: FaultDeps): Promise<WorkerProc | null> {
   for (let i = 0; i < 10; i++) {
-    const live = d.workers.live().filter((w) => w.role !== "churn" && !w.stopped && !w.silenced);
-    if (live.length === 0) return null;
+    const free = d.workers.free();
+    if (free.length === 0) return null;
     const r = await d.pool.query<{ owner: string; n: number }>(
       "SELECT lease_owner AS owner, count(*)::int AS n FROM run_queue WHERE state = 'running' AND lease_owner = ANY($1) GROUP BY 1 ORDER BY 2 DESC LIMIT 1",
-      [live.map((w) => w.id)],
+      [free.map((w) => w.id)],
     );
-    const busy = live.find((w) => w.id === r.rows[0]?.owner);
-    if (busy) return busy;
+    // Read again after the await: another fault may have taken it meanwhile.
+    const busy = d.workers.free().find((w) => w.id === r.rows[0]?.owner);
+    if (busy) return ((busy.taken = true), busy);
     await sleep(200);
   }
-  const idle = d.workers.live().filter((w) => w.role !== "churn" && !w.stopped && !w.silenced);
-  return idle.length ? d.random.pick(idle) : null;
+  const idle = d.workers.free();
+  if (idle.length === 0) return null;
+  const victim = d.random.pick(idle);
+  return ((victim.taken = true), victim);
 }
 
 /** kill -9 or SIGSTOP-past-lease one worker, or restart the database once. */
@@ -103,6 +106,7 @@ async function workerFaults(d: FaultDeps, deadline: number, out: FaultLog) {
       out.faults.push(event);
       await sleep(leaseMs + d.o.pollIntervalMs + 1500); // frozen past its lease: others take over
       d.workers.resume(victim);
+      victim.taken = false;
       event.until = Date.now();
     }
   }

@@ -20,7 +20,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function silenceWorker(d: { pool: pg.Pool; workers: WorkerPool; proxy: ChaosProxy; random: Random; log: (l: string) => void }, durationMs: number) {
   // A worker the restart loop has just started may not have connected yet: one without pool and
   // LISTEN connections is let go again and another is picked, so the episode silences a working worker.
-  const candidates = d.workers.live("normal").filter((w) => !w.stopped && !w.silenced && !w.exited);
+  const candidates = d.workers.free("normal");
   let victim: (typeof candidates)[number] | undefined;
   let s: ReturnType<ChaosProxy["silence"]> | undefined;
   let held: { runId: number; attempt: number }[] = [];
@@ -28,7 +28,8 @@ export async function silenceWorker(d: { pool: pg.Pool; workers: WorkerPool; pro
   while (candidates.length > 0) {
     const pick = d.random.pick(candidates);
     candidates.splice(candidates.indexOf(pick), 1);
-    pick.silenced = true;
+    if (pick.taken || pick.stopped || pick.exited) continue; // another fault took it since the list was read
+    pick.taken = true;
     held = await d.pool
       .query<{ id: number; attempts: number }>("SELECT run_id::int AS id, attempts FROM run_queue WHERE state = 'running' AND lease_owner = $1", [pick.id])
       .then((r) => r.rows.map((x) => ({ runId: x.id, attempt: x.attempts })))
@@ -41,7 +42,7 @@ export async function silenceWorker(d: { pool: pg.Pool; workers: WorkerPool; pro
       break;
     }
     tried.end();
-    pick.silenced = false;
+    pick.taken = false;
     d.log(`chaos: ${pick.id} has not opened its pool and LISTEN connections yet; silencing another worker`);
   }
   if (!victim || !s) return null;
@@ -50,7 +51,7 @@ export async function silenceWorker(d: { pool: pg.Pool; workers: WorkerPool; pro
   await sleep(durationMs);
   const closed = s.end();
   event.until = Date.now();
-  victim.silenced = false;
+  victim.taken = false;
   const episode: SilentEpisode = { workerId: victim.id, at, until: event.until, connections: s.connections, listen: s.listen, closed };
   return { episode, event };
 }

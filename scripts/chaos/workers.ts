@@ -12,8 +12,12 @@ export type WorkerProc = {
   startedAt: number;
   exited: boolean;
   stopped: boolean;
-  /** Its connections are silent (scripts/chaos/silent.ts): not a victim of other faults meanwhile. */
-  silenced?: boolean;
+  /**
+   * A fault has taken it (kill -9, SIGSTOP, silent connections): no other fault picks it until
+   * that one is over. Set in the same tick as the pick, since fault loops run side by side and a
+   * worker killed by one loop while another silences it would be judged for a silence it never had.
+   */
+  taken?: boolean;
   logFile: string;
 };
 
@@ -98,6 +102,8 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     start,
     /** Live (not exited) workers, optionally of one role. */
     live: (role?: WorkerProc["role"]) => all.filter((w) => !w.exited && (!role || w.role === role)),
+    /** Live workers of a role (or every role but churn) that no fault has taken now. */
+    free: (role?: WorkerProc["role"]) => all.filter((w) => !w.exited && !w.stopped && !w.taken && (role ? w.role === role : w.role !== "churn")),
     /** kill -9: no shutdown, no release; its leases must expire. */
     kill9: async (w: WorkerProc) => {
       signal(w, "SIGKILL");
