@@ -72,7 +72,8 @@ export async function scrapeMetrics(db: Db): Promise<{ bytes: number; seconds: n
 }
 
 /** What scripts/bench/alert-pass.ts prints: each pass's seconds and the process's peak RSS. */
-export type AlertPassRun = { seconds: number[]; peakRssMb: number };
+/** Each pass's seconds and the schedules it read (`checked`), and the process's peak RSS. */
+export type AlertPassRun = { seconds: number[]; checked: number[]; peakRssMb: number };
 
 /**
  * Run evaluateAlerts `passes` times in a fresh Node process (as a worker would, with the

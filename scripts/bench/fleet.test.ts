@@ -37,12 +37,17 @@ describe("npm run bench -- --fleet", () => {
         tick: { minutes: 2, secondsPerMinute: { p50: figure, max: figure }, runsPerMinute: figure, minHorizonAheadSeconds: figure, horizonStarved: false },
         spike: { lastStartedAfterSeconds: figure, latenessSeconds: { p50: figure, p99: figure }, ratio: { startsPerSecond: figure, completionsPerSecond: figure } },
         steadyLateness: { p50Seconds: figure, p99Seconds: figure, unstarted: 0 },
-        alertPass: { firstSeconds: figure, idleSeconds: figure, busySeconds: figure, peakRssMb: figure, changedSchedules: 20 },
+        alertPass: { firstSeconds: figure, idleSeconds: figure, busySeconds: figure, peakRssMb: figure, changedSchedules: 20, checked: { first: SCHEDULES, idle: figure, busy: figure } },
+        spikeBuffers: { hit: figure, read: figure, readPerSpikeRun: figure, hitRatio: figure },
         metrics: { bytes: figure, seconds: figure },
         console: { readers: 4, overview: pair, search: pair, history: pair, runs: pair },
         databaseSizeMb: figure,
       });
       expect(fleet.workerRssMb).toHaveLength(2);
+      // Idle means idle: the workers drained every run due by the frozen clock before they stopped,
+      // so the second pass has nothing to read; the busy pass reads at least the 20 turned failing.
+      expect(fleet.alertPass.checked.idle).toBe(0);
+      expect(fleet.alertPass.checked.busy).toBeGreaterThanOrEqual(20);
       for (const read of ["overview", "search", "history", "runs"] as const) expect(fleet.console?.[read].calls).toBeGreaterThanOrEqual(5);
 
       // The oracle: each hourly schedule has exactly one run at the due slot, started and done.

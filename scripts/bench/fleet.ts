@@ -39,7 +39,12 @@ export type FleetReport = {
   spike: SpikeStats & { check: RunsCheck; ratio: { startsPerSecond: number; completionsPerSecond: number }; raw: RawReport };
   steadyLateness: { runs: number; unstarted: number; p50Seconds: number; p99Seconds: number; windowSeconds: number };
   /** firstSeconds: the first pass, which judges every schedule (once, when the fleet is loaded). */
-  alertPass: { firstSeconds: number; idleSeconds: number; busySeconds: number; changedSchedules: number; peakRssMb: number };
+  alertPass: { firstSeconds: number; idleSeconds: number; busySeconds: number; changedSchedules: number; peakRssMb: number; checked: { first: number; idle: number; busy: number } };
+  /**
+   * PostgreSQL's shared-buffer traffic from half a second before the due instant until the spike
+   * drained (pg_stat_database): `read` blocks came from outside shared buffers (the OS cache or disk).
+   */
+  spikeBuffers: { hit: number; read: number; readPerSpikeRun: number; hitRatio: number };
   metrics: { bytes: number; seconds: number };
   console: ConsoleReport | null;
   workerRssMb: number[];
@@ -68,6 +73,20 @@ async function dueDrained(pool: pg.Pool, due: Date, partitions: number): Promise
     [due, partitions],
   );
   return rows[0].busy === false;
+}
+
+type BufferCounts = { hit: number; read: number };
+
+/** This database's shared-buffer hits and reads so far (pg_stat_database, flushed by backends about once a second). */
+async function bufferCounts(pool: pg.Pool): Promise<BufferCounts> {
+  const { rows } = await pool.query<BufferCounts>(`SELECT blks_hit::float8 AS hit, blks_read::float8 AS read FROM pg_stat_database WHERE datname = current_database()`);
+  return rows[0];
+}
+
+function bufferDelta(a: BufferCounts, b: BufferCounts, spikeRuns: number): FleetReport["spikeBuffers"] {
+  const hit = b.hit - a.hit;
+  const read = b.read - a.read;
+  return { hit, read, readPerSpikeRun: r3(read / Math.max(1, spikeRuns)), hitRatio: r3(hit / Math.max(1, hit + read)) };
 }
 
 export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<FleetReport> {
@@ -115,7 +134,9 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
     await new Promise((r) => setTimeout(r, Math.max(0, untilDueMs)));
     const readerCount = o.readers ?? 20;
     readers = readerCount > 0 ? startConsoleReaders(o.url, target, readerCount) : null;
+    const buffersBefore = await bufferCounts(pool);
     await waitFor("fleet spike to drain", () => dueDrained(pool, due, o.partitions), 900_000, 500);
+    const buffersAfter = await bufferCounts(pool);
     let consoleReport: ConsoleReport | null = null;
     if (readers) {
       // A spike shorter than a few reads (small fleets) would leave percentiles of nothing: read on
@@ -142,14 +163,18 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
       [from, to, `${SPREAD_PREFIX}%`],
     );
     const metrics = await scrapeMetrics(db);
+    // The alert pass with the clock frozen, so nothing changes unless the bench changes it. The
+    // workers run on until every run due by the frozen instant has been claimed and finished: a
+    // backlog left pending is a state that changes with every claim (backlogged and unserved are
+    // read on every pass, docs/alerts-and-metrics.md), not an idle fleet.
+    const { rows: now } = await pool.query<{ now: Date }>(`SELECT date_trunc('milliseconds', sk_now()) AS now`);
+    await setClock(pool, now[0].now);
+    await waitFor("the backlog up to the frozen clock to drain", () => dueDrained(pool, now[0].now, o.partitions), 900_000, 500);
     stopRss();
     const workerRssMb = procs.map((p) => Math.round(p.peakRssMb));
     await stopAll(procs);
 
-    // The alert pass with the clock frozen, so nothing changes unless the bench changes it: one pass
-    // to catch up, one idle; then 1 % of schedules get a dead run (they turn failing) and one pass.
-    const { rows: now } = await pool.query<{ now: Date }>(`SELECT date_trunc('milliseconds', sk_now()) AS now`);
-    await setClock(pool, now[0].now);
+    // One pass to catch up, one idle; then 1 % of schedules get a dead run (they turn failing) and one pass.
     const idle = await runAlertPasses(o.url, 2);
     const { rowCount: changed } = await pool.query(
       `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, origin)
@@ -178,7 +203,9 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
         busySeconds: busy.seconds[0],
         changedSchedules: changed ?? 0,
         peakRssMb: Math.max(first.peakRssMb, idle.peakRssMb, busy.peakRssMb),
+        checked: { first: first.checked[0], idle: idle.checked[idle.checked.length - 1], busy: busy.checked[0] },
       },
+      spikeBuffers: bufferDelta(buffersBefore, buffersAfter, stats.runs),
       metrics,
       console: consoleReport,
       workerRssMb,
