@@ -359,6 +359,11 @@ export const runQueue = pgTable(
     index("run_queue_pending_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'pending'`),
     index("run_queue_running_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'running'`),
     index("run_queue_dead_idx").on(t.scheduleId, t.scheduledFor).where(sql`state = 'dead'`),
+    // Across the fleet, the pending runs by slot: the Overview's oldest waiting schedules (a walk
+    // that stops) and its wait histogram (an index-only range of the due ones), so a read costs the
+    // runs waiting, not a sort of them (lib/health/fleet-summary.ts). Written by the tick's insert
+    // only: a claim's update leaves pending, so the new tuple gets no entry here.
+    index("run_queue_waiting_idx").on(t.scheduledFor, t.scheduleId).where(sql`state = 'pending'`),
     check("run_queue_unfinished", sql`state IN ('pending', 'running', 'dead')`),
   ],
 );

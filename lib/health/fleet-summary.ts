@@ -2,8 +2,9 @@
  * The Overview's summary of the whole fleet, at a cost that follows what is wrong or waiting, not
  * the number of schedules: counts by status as the alert pass last judged them (a few rows,
  * lib/health/status-counts.ts), the worst 50 by since-last-success (a walk of
- * schedule_last_success_order_idx that stops after 50) and by oldest pending (the due pending rows
- * of the queue), and how long the due runs have waited (a histogram of those rows).
+ * schedule_last_success_order_idx that stops after 50) and by oldest pending (a walk of
+ * run_queue_waiting_idx that stops), and how long the due runs have waited (an index-only count
+ * of that index's due range).
  *
  * The status is the one of lib/health/schedule-health.ts (deriveStatus): paused, failing (a dead
  * run), late ((since last success, or age when it never succeeded) > the late threshold),
@@ -19,6 +20,13 @@ import { HEALTH_STATUSES, type HealthStatus } from "./schedule-health";
 import { readStatusCounts } from "./status-counts";
 
 export const WORST_LIST_SIZE = 50;
+
+/**
+ * How many of the oldest waiting runs the oldest-pending list walks. A schedule with many waiting
+ * runs is met once per run, so when the oldest 5,000 waiting runs belong to fewer than
+ * 50 live schedules the list is shorter; it is never out of order.
+ */
+export const PENDING_WALK = 5_000;
 
 export const statusCountsSchema = z.object(Object.fromEntries(HEALTH_STATUSES.map((s) => [s, z.number().int()])) as Record<HealthStatus, z.ZodNumber>).strict();
 export type StatusCounts = z.infer<typeof statusCountsSchema>;
@@ -52,28 +60,30 @@ export async function getFleetSummary(db: Pick<Db, "execute">): Promise<FleetSum
   const [counts, r] = await Promise.all([
     readStatusCounts(db),
     db.execute<{ worst_success: number[] | null; worst_pending: number[] | null; wait: number[] | null }>(sql`
-    WITH c AS (SELECT ${nowText}::timestamptz AS now),
-    op AS (
-      SELECT q.schedule_id, min(q.scheduled_for) AS scheduled_for FROM run_queue q, c
-      WHERE q.state = 'pending' AND q.scheduled_for <= c.now GROUP BY q.schedule_id)
+    WITH c AS (SELECT ${nowText}::timestamptz AS now)
     SELECT
       (SELECT json_agg(id ORDER BY k, id) FROM (
         SELECT s.id, ${lastSuccessKey} AS k FROM ${lastSuccessFrom} WHERE s.deleted_at IS NULL
         ORDER BY ${lastSuccessKey}, ${lastSuccessId} LIMIT ${WORST_LIST_SIZE}) q) AS worst_success,
-      -- The waiting schedules sorted first, each then looked up by its key until 50 are live: a
-      -- scalar subquery stays a per-row probe, where a join was planned as a scan of every schedule.
+      -- The oldest waiting runs in slot order (run_queue_waiting_idx), at most PENDING_WALK of
+      -- them: the first schedules met in that order are the ones whose oldest due pending run is
+      -- oldest, each then looked up until 50 are live (a scalar subquery stays a per-row probe).
       (SELECT json_agg(id ORDER BY pending_since, id) FROM (
-        SELECT o.schedule_id AS id, o.scheduled_for AS pending_since
-        FROM (SELECT op.schedule_id, op.scheduled_for FROM op ORDER BY op.scheduled_for, op.schedule_id) o
+        SELECT o.schedule_id AS id, o.pending_since
+        FROM (
+          SELECT w.schedule_id, min(w.scheduled_for) AS pending_since FROM (
+            SELECT q.schedule_id, q.scheduled_for FROM run_queue q, c
+            WHERE q.state = 'pending' AND q.scheduled_for <= c.now
+            ORDER BY q.scheduled_for, q.schedule_id LIMIT ${PENDING_WALK}) w
+          GROUP BY w.schedule_id ORDER BY pending_since, w.schedule_id) o
         WHERE (SELECT s.deleted_at IS NULL FROM schedules s WHERE s.id = o.schedule_id)
         LIMIT ${WORST_LIST_SIZE}) q) AS worst_pending,
-      (SELECT array_agg(n ORDER BY b) FROM (
-        SELECT b, count(q.run_id)::int AS n
+      -- Every due pending run, counted by wait: an index-only range of run_queue_waiting_idx.
+      (SELECT array_agg(coalesce(q.n, 0) ORDER BY b)
         FROM generate_series(0, ${bounds.length}) AS b
         LEFT JOIN (
-          SELECT p.run_id, width_bucket(greatest(0, date_part('epoch', c.now - p.scheduled_for)), ${sql.param(bounds)}::float8[]) AS wb
-          FROM run_queue p, c WHERE p.state = 'pending' AND p.scheduled_for <= c.now) q ON q.wb = b
-        GROUP BY b) h) AS wait`),
+          SELECT width_bucket(greatest(0, date_part('epoch', c.now - p.scheduled_for)), ${sql.param(bounds)}::float8[]) AS wb, count(*)::int AS n
+          FROM run_queue p, c WHERE p.state = 'pending' AND p.scheduled_for <= c.now GROUP BY 1) q ON q.wb = b) AS wait`),
   ]);
   const row = r.rows[0];
   const statusCounts = Object.fromEntries(HEALTH_STATUSES.map((s) => [s, 0])) as StatusCounts;
