@@ -9,6 +9,7 @@ import { claimRuns, claimRunsDetailed } from "./claim";
 import { finishRuns } from "./finish";
 import { heartbeatRuns } from "./lease";
 import { runNow } from "../schedules/mutations";
+import { idempotencyKey } from "./idempotency";
 import { defineHandler } from "../handlers/types";
 import { createLogger } from "../log";
 import { runAttempt } from "../../worker/attempt";
@@ -87,6 +88,43 @@ describe("claimRuns", () => {
     const manual = await runNow(t.db, (await t.pool.query("SELECT name FROM schedules WHERE id = $1", [s])).rows[0].name, { kind: "system", name: "test", role: "admin" });
     const [held] = (await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 10 })).filter((c) => c.id === manual.id);
     expect(await runAttempt(held, deps, new AttemptAbort())).toMatchObject({ outcome: "succeeded" });
+  });
+
+  it("a fenced ledger write holds the run until it commits: the run cannot leave the attempt between the fence's check and the write", async () => {
+    const s = (await makeSchedule(t.db, { handler: "sql-ledger", leaseSeconds: 30 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+    const [claimed] = await claimRuns(t.db, { workerId: "w1", partitions: null, limit: 1 });
+    const key = idempotencyKey(claimed.scheduleId, claimed.scheduledFor, claimed.origin, claimed.id);
+    const registry = createHandlerRegistry(builtinHandlers(t.db));
+    const deps = { registry, workerId: "w1", log: createLogger("test", "silent") };
+    // Another transaction holds the ledger key, so the write stops after its fence has passed.
+    const blocker = await t.pool.connect();
+    const other = await t.pool.connect();
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query(
+        "INSERT INTO ledger (idempotency_key, schedule_id, scheduled_for, fencing_token, worker_id, created_at) VALUES ($1, $2, $3, 0, 'blocker', sk_now())",
+        [key, s, T0],
+      );
+      const write = runAttempt(claimed, deps, new AttemptAbort());
+      const waiting = async (like: string) =>
+        (await t.pool.query("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1", [like])).rowCount === 1;
+      await waitUntil(() => waiting("%INSERT INTO ledger%"), 10_000, "the ledger write to wait on the key");
+      // The run now leaves the attempt (as a takeover does): it must wait for the write.
+      let moved = false;
+      const takeover = other.query("UPDATE run_queue SET attempts = attempts + 1, lease_owner = 'w2' WHERE run_id = $1", [id]).then(() => (moved = true));
+      await waitUntil(async () => moved || (await waiting("UPDATE run_queue SET attempts%")), 10_000, "the takeover to finish or wait");
+      expect(moved, "the run left the attempt while its fenced write was in flight").toBe(false);
+      await blocker.query("ROLLBACK");
+      expect(await write).toMatchObject({ outcome: "succeeded" });
+      await takeover;
+      const ledger = await t.pool.query("SELECT fencing_token, worker_id FROM ledger WHERE idempotency_key = $1", [key]);
+      expect(ledger.rows).toEqual([{ fencing_token: 1, worker_id: "w1" }]);
+    } finally {
+      await blocker.query("ROLLBACK").catch(() => undefined);
+      blocker.release();
+      other.release();
+    }
   });
 
   it("rescues an expired lease in any partition, but claims pending runs only in its own", async () => {

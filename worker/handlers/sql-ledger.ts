@@ -18,8 +18,8 @@ export const LEDGER_MAX_HELD_CONNECTIONS = 64;
 
 /**
  * A fenced write, runnable: one ledger row per slot, keyed by the idempotency key, written
- * only while the attempt still holds the run. The fence is the live queue row, read in the same
- * statement: running, this attempt's token, this worker, and a lease that has not expired by the
+ * only while the attempt still holds the run. The fence is the live queue row, read and share-locked
+ * in the same statement: running, this attempt's token, this worker, and a lease that has not expired by the
  * database clock. So a superseded attempt's write is refused in either order: after its
  * successor's (the token moved on) and before it (the lease ran out while the worker was frozen,
  * and nobody has claimed the run yet). A repeat with a higher token overwrites (and counts the
@@ -44,7 +44,13 @@ export function sqlLedgerHandler(db: Db) {
           -- By schedule (run_queue_running_idx) and run id, not by slot: a manual run's slot has
           -- microseconds, and the handler's slot is in whole milliseconds.
           WHERE q.state = 'running' AND q.schedule_id = ${ctx.schedule.id}
-            AND q.run_id = ${ctx.runId} AND q.attempts = ${ctx.fencingToken} AND q.lease_owner = ${ctx.workerId} AND q.lease_expires_at > sk_now())
+            AND q.run_id = ${ctx.runId} AND q.attempts = ${ctx.fencingToken} AND q.lease_owner = ${ctx.workerId} AND q.lease_expires_at > sk_now()
+          -- The row lock orders the fence against every change of the run: a takeover, or this
+          -- worker giving the attempt up at its local deadline while the handler still writes, waits
+          -- until this write commits, or has committed and the fence re-reads the changed row and
+          -- refuses. Without it the check read a snapshot, and the write could commit after the
+          -- run had already left this attempt.
+          FOR SHARE)
         ON CONFLICT (idempotency_key) DO UPDATE
           SET fencing_token = excluded.fencing_token, worker_id = excluded.worker_id, writes = ledger.writes + 1
           -- Fencing: a write carrying a lower (older) token than the stored one is rejected.
