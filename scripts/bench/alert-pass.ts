@@ -1,7 +1,7 @@
 // `BENCH_DATABASE_URL=… BENCH_PASSES=n node --import tsx scripts/bench/alert-pass.ts`: run the
 // product's alert pass (lib/alerts/evaluate.ts) n times in a row and print
-// { seconds: [each pass], checked: [schedules each pass read], peakRssMb } as JSON. The fleet bench runs it in a process of its own so
-// the peak RSS is the pass's.
+// { seconds: [each pass], checked: [schedules each pass read], peakRssMb } as JSON. The fleet
+// bench runs it in a process of its own so the peak RSS is the pass's.
 import { evaluateAlerts } from "../../lib/alerts/evaluate";
 import { configDefaults } from "../../lib/config";
 import { createDb, createPool } from "../../lib/db/client";

@@ -71,8 +71,7 @@ export async function scrapeMetrics(db: Db): Promise<{ bytes: number; seconds: n
   return { bytes: Buffer.byteLength(text), seconds: Math.round((performance.now() - t0) / 10) / 1000 };
 }
 
-/** What scripts/bench/alert-pass.ts prints: each pass's seconds and the process's peak RSS. */
-/** Each pass's seconds and the schedules it read (`checked`), and the process's peak RSS. */
+/** What scripts/bench/alert-pass.ts prints: each pass's seconds and the schedules it read (`checked`), and the process's peak RSS. */
 export type AlertPassRun = { seconds: number[]; checked: number[]; peakRssMb: number };
 
 /**

@@ -9,7 +9,7 @@ import type { ClockStep } from "./clock-step";
 import type { FaultEvent } from "./faults";
 import type { ChaosProxy, SilencedConnection } from "./proxy";
 import type { Random } from "./random";
-import type { WorkerPool } from "./workers";
+import { isFree, type WorkerPool } from "./workers";
 
 /** One episode, on this process's clock. */
 export type SilentEpisode = { workerId: string; at: number; until: number; connections: number; listen: number; closed: SilencedConnection[] };
@@ -28,7 +28,7 @@ export async function silenceWorker(d: { pool: pg.Pool; workers: WorkerPool; pro
   while (candidates.length > 0) {
     const pick = d.random.pick(candidates);
     candidates.splice(candidates.indexOf(pick), 1);
-    if (pick.taken || pick.stopped || pick.exited) continue; // another fault took it since the list was read
+    if (!isFree(pick)) continue; // another fault took it since the list was read
     pick.taken = true;
     held = await d.pool
       .query<{ id: number; attempts: number }>("SELECT run_id::int AS id, attempts FROM run_queue WHERE state = 'running' AND lease_owner = $1", [pick.id])

@@ -21,6 +21,9 @@ export type WorkerProc = {
   logFile: string;
 };
 
+/** Running, not frozen, and taken by no fault: a fault may pick it. */
+export const isFree = (w: WorkerProc) => !w.exited && !w.stopped && !w.taken;
+
 export type WorkerPoolOptions = {
   databaseUrl: string;
   logDir: string;
@@ -103,7 +106,7 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     /** Live (not exited) workers, optionally of one role. */
     live: (role?: WorkerProc["role"]) => all.filter((w) => !w.exited && (!role || w.role === role)),
     /** Live workers of a role (or every role but churn) that no fault has taken now. */
-    free: (role?: WorkerProc["role"]) => all.filter((w) => !w.exited && !w.stopped && !w.taken && (role ? w.role === role : w.role !== "churn")),
+    free: (role?: WorkerProc["role"]) => all.filter((w) => isFree(w) && (role ? w.role === role : w.role !== "churn")),
     /** kill -9: no shutdown, no release; its leases must expire. */
     kill9: async (w: WorkerProc) => {
       signal(w, "SIGKILL");
