@@ -23,11 +23,11 @@ async function events() {
   return rows;
 }
 
-type Reads = Record<"schedules" | "runs" | "run_queue", number>;
+type Reads = Record<"schedules" | "runs" | "run_queue" | "alert_watch", number>;
 
 /** Run one pass on its own connections and return the tuples it read from the fleet's tables. */
 async function measuredPass(): Promise<{ reads: Reads; checked: number }> {
-  const { result, reads } = await tupleReadsOf(t.url, t.pool, ["schedules", "runs", "run_queue"], async (db) => {
+  const { result, reads } = await tupleReadsOf(t.url, t.pool, ["schedules", "runs", "run_queue", "alert_watch"], async (db) => {
     const r = await evaluateAlerts(db, opts);
     expect(r.evaluated).toBe(true);
     return r.checked;
@@ -59,7 +59,9 @@ describe("an alert pass costs what changed", () => {
     await setClock(t.pool, at(60));
     const idle = await measuredPass();
     expect(idle.checked).toBe(0);
-    expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0 });
+    // Of the watch list, only its earliest instant: none has come, so nothing more is read.
+    expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number) });
+    expect(idle.reads.alert_watch).toBeLessThanOrEqual(1);
     // ...and leaves the counts as they were, not even rewritten (the same row versions).
     expect((await counts()).rows).toEqual(counted);
 
@@ -75,6 +77,7 @@ describe("an alert pass costs what changed", () => {
     expect(busy.reads.schedules).toBeLessThan(50 * 10);
     expect(busy.reads.run_queue).toBeLessThan(50 * 10);
     expect(busy.reads.runs).toBeLessThan(50 * 60);
+    expect(busy.reads.alert_watch).toBeLessThan(50 * 10);
     expect(await events()).toEqual([]);
   }, 120_000);
 });
@@ -105,7 +108,9 @@ describe("a fleet with alerts firing", () => {
       await setClock(t.pool, at(s));
       const idle = await measuredPass();
       expect(idle.checked, `at ${s} s`).toBe(0);
-      expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0 });
+      // Of the watch list, only its earliest instant: none has come, so nothing more is read.
+    expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number) });
+    expect(idle.reads.alert_watch).toBeLessThanOrEqual(1);
     }
     // The failing ones first notified at 0 s are reminded at 3,600 s, the rest at 4,300 s: each once.
     await setClock(t.pool, at(reminderEvery));
@@ -169,6 +174,35 @@ describe("deadlines passing with nothing written", () => {
     expect(await firingAt(630)).toEqual([`${stuck.id}:stuck`, `${backlog.id}:backlogged`]);
     expect(await firingAt(631)).toEqual([`${stuck.id}:stuck`, `${backlog.id}:backlogged`, `${late.id}:late`]);
     expect(await firingAt(700)).toHaveLength(3);
+  });
+});
+
+describe("a pass that dies", () => {
+  it("leaves what the log named to the next pass, which fires the alert once", async () => {
+    await setClock(t.pool, at(0));
+    const s = await makeSchedule(t.db, { ...RUNS_BY_HAND, enabled: true, name: "dies-mid-pass", everySeconds: 300 });
+    expect((await evaluateAlerts(t.db, opts)).checked).toBeGreaterThanOrEqual(1);
+    const before = (await events()).length;
+    // A dead run (a logged write), then a pass that fails while storing what it found: the
+    // statement that would store the schedule's next instant raises, as a lost connection would.
+    await makeRun(t.db, { scheduleId: s.id, state: "dead", scheduledFor: at(-10) });
+    await t.pool.query(`
+      CREATE FUNCTION pg_temp_fail_store() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'store failed'; END $$;
+      CREATE TRIGGER fail_store BEFORE UPDATE ON alert_watch FOR EACH STATEMENT EXECUTE FUNCTION pg_temp_fail_store()`);
+    await setClock(t.pool, at(1));
+    try {
+      const err = await evaluateAlerts(t.db, opts).then(() => null, (e: Error) => e);
+      expect((err?.cause as Error | undefined)?.message ?? err?.message).toMatch(/store failed/);
+    } finally {
+      await t.pool.query("DROP TRIGGER fail_store ON alert_watch; DROP FUNCTION pg_temp_fail_store()");
+    }
+    // The failed page rolled back with its events; the log still names the schedule.
+    expect((await events()).length).toBe(before);
+    await setClock(t.pool, at(2));
+    expect((await evaluateAlerts(t.db, opts)).checked).toBe(1);
+    expect((await events()).slice(before).map((e) => `${e.schedule_id}:${e.rule}:${e.kind}`)).toEqual([`${s.id}:failing:firing`]);
+    await setClock(t.pool, at(3));
+    expect((await evaluateAlerts(t.db, opts)).checked).toBe(0);
   });
 });
 

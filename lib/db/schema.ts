@@ -705,7 +705,8 @@ export const alertPass = pgTable(
 /**
  * Schedules whose runs or alert settings were written since the alert pass last looked: one row
  * per writing statement, with the schedules it wrote as an array, appended by triggers
- * (lib/db/sql/triggers/*_alert_changes*.sql) and drained by the pass into alert_watch as due. A
+ * (lib/db/sql/triggers/*_alert_changes*.sql), read by the pass with the instants that have come
+ * and deleted once their schedules are evaluated (lib/alerts/watch.ts). A
  * finish of 500 runs of 500 schedules (the top of the hour) appends one row, not 500.
  * Insert-only for writers: no key, no index, no row another writer waits on.
  */
