@@ -29,6 +29,7 @@ export const configDefaults = {
   smtpFrom: "Slotkeeper <slotkeeper@localhost>",
   metricsHost: "127.0.0.1",
   replicaLagWarnSeconds: 5,
+  overviewMaxAgeMs: 1_000,
   /** Not a setting: the longest a worker loop waits between retries while the database fails (doubling from its interval). */
   loopMaxBackoffMs: 30_000,
 } as const;
@@ -46,6 +47,11 @@ const envSchema = z.object({
   DATABASE_READ_URL: z.string().url().optional(),
   /** Replay lag above which the console shows a banner and /api/health says `lagging`. */
   SLOTKEEPER_REPLICA_LAG_WARN_SECONDS: z.coerce.number().min(0).max(86_400).default(configDefaults.replicaLagWarnSeconds),
+  /**
+   * The web process only: how long one reading of the Overview is shared by every reader before a
+   * new one is made (lib/health/overview-shared.ts); 0 reads the database for every request.
+   */
+  SLOTKEEPER_OVERVIEW_MAX_AGE_MS: int(0, 60_000).default(configDefaults.overviewMaxAgeMs),
   /** Folder for local state: the embedded database's data lives in `<dir>/pgdata`. */
   SLOTKEEPER_DATA_DIR: z.string().min(1).default(configDefaults.dataDir),
   /** TCP port of the embedded PostgreSQL server. */
@@ -199,6 +205,8 @@ export type Config = {
   databaseReadUrl: string | undefined;
   /** SLOTKEEPER_REPLICA_LAG_WARN_SECONDS: replay lag above which the console warns. */
   replicaLagWarnSeconds: number;
+  /** SLOTKEEPER_OVERVIEW_MAX_AGE_MS: how long one Overview reading is shared; 0: not shared. */
+  overviewMaxAgeMs: number;
   dataDir: string;
   embeddedPgPort: number;
   port: number;
@@ -255,6 +263,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.DATABASE_URL,
     databaseReadUrl: e.DATABASE_READ_URL,
     replicaLagWarnSeconds: e.SLOTKEEPER_REPLICA_LAG_WARN_SECONDS,
+    overviewMaxAgeMs: e.SLOTKEEPER_OVERVIEW_MAX_AGE_MS,
     dataDir: path.resolve(e.SLOTKEEPER_DATA_DIR),
     embeddedPgPort: e.SLOTKEEPER_PG_PORT,
     port: e.PORT,

@@ -77,7 +77,8 @@ export type SetupTestDatabaseOptions = {
   clock?: Date | string | null;
   /**
    * The file calls app/api route handlers: point lib/server/db at this database (DATABASE_URL, read
-   * on first use) and close the web pool when the file ends.
+   * on first use) and close the web pool when the file ends. Each request reads the Overview anew
+   * (SLOTKEEPER_OVERVIEW_MAX_AGE_MS=0): a test reads it right after changing what it shows.
    */
   routes?: boolean;
 };
@@ -116,7 +117,10 @@ export function setupTestDatabase(opts: SetupTestDatabaseOptions = {}): TestData
 
   beforeAll(async () => {
     current = await createTestDatabase({ poolSize: opts.poolSize });
-    if (opts.routes) process.env.DATABASE_URL = current.url;
+    if (opts.routes) {
+      process.env.DATABASE_URL = current.url;
+      process.env.SLOTKEEPER_OVERVIEW_MAX_AGE_MS = "0";
+    }
   });
   if (opts.reset !== false) {
     beforeEach(async () => {

@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import path from "node:path";
 import { createDb, createPool, type Db } from "../../lib/db/client";
 import { loadConfig } from "../../lib/config";
-import { getOverview } from "../../lib/health/overview";
+import { sharedOverview } from "../../lib/health/overview-shared";
 import { collectMetrics } from "../../lib/metrics/collect";
 import { renderMetrics } from "../../lib/metrics/render";
 import { listRuns } from "../../lib/runs/history";
@@ -20,7 +20,7 @@ export type ConsoleTarget = { search: string; historyScheduleId: number };
  * report follows.
  */
 export const CONSOLE_READS: Record<string, (db: Db, t: ConsoleTarget) => Promise<unknown>> = {
-  overview: (db) => getOverview(db),
+  overview: (db) => sharedOverview(db, loadConfig().overviewMaxAgeMs),
   search: async (db, t) => toScheduleViewsWithHealth(db, (await searchSchedules(db, { search: t.search, limit: 50 })).schedules),
   history: (db, t) => listRuns(db, { scheduleIds: [t.historyScheduleId] }),
   // The Runs page's first request: no upcoming slots (components/runs-view.tsx).
