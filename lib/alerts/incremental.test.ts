@@ -204,6 +204,41 @@ describe("a pass that dies", () => {
     await setClock(t.pool, at(3));
     expect((await evaluateAlerts(t.db, opts)).checked).toBe(0);
   });
+
+  it("with pages evaluated at once, a page that fails ends the pass only once the other is done, and the next pass fires each alert once", async () => {
+    await setClock(t.pool, at(0));
+    const ids: number[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await makeSchedule(t.db, { ...RUNS_BY_HAND, enabled: true, name: `lanes-${i}`, everySeconds: 300 })).id);
+    await evaluateAlerts(t.db, opts);
+    const before = (await events()).length;
+    for (const id of ids) await makeRun(t.db, { scheduleId: id, state: "dead", scheduledFor: at(-10) });
+    // Pages of two: the third schedule's store raises at once, while the first page's store is
+    // still sleeping on another connection.
+    await t.pool.query(`
+      CREATE FUNCTION pg_temp_fail_one() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF NEW.schedule_id = ${ids[2]} THEN RAISE EXCEPTION 'store failed'; END IF;
+        IF NEW.schedule_id < ${ids[2]} THEN PERFORM pg_sleep(0.3); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER fail_one BEFORE UPDATE ON alert_watch FOR EACH ROW EXECUTE FUNCTION pg_temp_fail_one()`);
+    await setClock(t.pool, at(1));
+    try {
+      const err = await evaluateAlerts(t.db, { ...opts, pageSize: 2 }).then(() => null, (e: Error) => e);
+      expect((err?.cause as Error | undefined)?.message ?? err?.message).toMatch(/store failed/);
+      // Nothing of the pass runs on once it has returned: no other session is in a statement or a transaction.
+      const { rows } = await t.pool.query<{ n: number }>(`
+        SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE datname = current_database() AND backend_type = 'client backend' AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')`);
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await t.pool.query("DROP TRIGGER fail_one ON alert_watch; DROP FUNCTION pg_temp_fail_one()");
+    }
+    await setClock(t.pool, at(2));
+    await evaluateAlerts(t.db, { ...opts, pageSize: 2 });
+    const fired = (await events()).slice(before).map((e) => `${e.schedule_id}:${e.rule}:${e.kind}`);
+    expect(fired.sort()).toEqual(ids.map((id) => `${id}:failing:firing`).sort());
+  });
 });
 
 describe("concurrent evaluators", () => {
