@@ -26,7 +26,7 @@ import type { Db } from "../db/client";
 import { getScheduleHealthAt } from "../health/schedule-health";
 import { applyLastSuccessChanges } from "../schedules/last-success";
 import { verdictsFor, type RuleVerdict } from "./rules";
-import { dueNow, forgetChanges, nextCheckAt, nextReminders, passClock, recordPass, storeChecks, watchedSchedule, watchInputs, type WatchedSchedule } from "./watch";
+import { dueNow, forgetChanges, nextCheckAt, nextReminders, passClock, recordPass, settleInstants, storeChecks, watchedSchedule, watchInputs, type WatchedSchedule } from "./watch";
 
 export type EvaluateOptions = {
   /** Base URL of the console, for the link in each notification. */
@@ -87,6 +87,7 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     // Every schedule the log rows named is evaluated and stored: only now may they go.
     await forgetChanges(db, logged);
     await recordPass(db, startedAt);
+    if (due.length > 0) await settleInstants(db);
     return result;
   } finally {
     await releaseLock(lockClient, locked);

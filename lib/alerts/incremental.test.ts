@@ -23,11 +23,11 @@ async function events() {
   return rows;
 }
 
-type Reads = Record<"schedules" | "runs" | "run_queue" | "alert_watch", number>;
+type Reads = Record<"schedules" | "runs" | "run_queue" | "alert_watch" | "alert_watch_check_idx", number>;
 
 /** Run one pass on its own connections and return the tuples it read from the fleet's tables. */
 async function measuredPass(): Promise<{ reads: Reads; checked: number }> {
-  const { result, reads } = await tupleReadsOf(t.url, t.pool, ["schedules", "runs", "run_queue", "alert_watch"], async (db) => {
+  const { result, reads } = await tupleReadsOf(t.url, t.pool, ["schedules", "runs", "run_queue", "alert_watch", "alert_watch_check_idx"], async (db) => {
     const r = await evaluateAlerts(db, opts);
     expect(r.evaluated).toBe(true);
     return r.checked;
@@ -60,8 +60,10 @@ describe("an alert pass costs what changed", () => {
     const idle = await measuredPass();
     expect(idle.checked).toBe(0);
     // Of the watch list, only its earliest instant: none has come, so nothing more is read.
-    expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number) });
+    expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number), alert_watch_check_idx: expect.any(Number) });
     expect(idle.reads.alert_watch).toBeLessThanOrEqual(1);
+    // Not even the index entries of the 20,000 instants the first pass replaced: it left none to walk.
+    expect(idle.reads.alert_watch_check_idx).toBeLessThanOrEqual(1);
     // ...and leaves the counts as they were, not even rewritten (the same row versions).
     expect((await counts()).rows).toEqual(counted);
 
@@ -108,9 +110,10 @@ describe("a fleet with alerts firing", () => {
       await setClock(t.pool, at(s));
       const idle = await measuredPass();
       expect(idle.checked, `at ${s} s`).toBe(0);
-      // Of the watch list, only its earliest instant: none has come, so nothing more is read.
-    expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number) });
-    expect(idle.reads.alert_watch).toBeLessThanOrEqual(1);
+      // Of the watch list, only its earliest instant (and none of the entries the passes before replaced).
+      expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number), alert_watch_check_idx: expect.any(Number) });
+      expect(idle.reads.alert_watch).toBeLessThanOrEqual(1);
+      expect(idle.reads.alert_watch_check_idx).toBeLessThanOrEqual(1);
     }
     // The failing ones first notified at 0 s are reminded at 3,600 s, the rest at 4,300 s: each once.
     await setClock(t.pool, at(reminderEvery));

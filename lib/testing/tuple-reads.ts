@@ -3,7 +3,9 @@ import { createDb, createPool, type Db } from "../db/client";
 
 /**
  * What `fn` read from `tables`, in tuples, from the counters PostgreSQL keeps
- * (pg_stat_user_tables: sequential tuples read plus index tuples fetched): an oracle outside the
+ * (pg_stat_user_tables: sequential tuples read plus index tuples fetched; for a name in `tables`
+ * that is an index, the entries its scans returned, whether their rows were live or dead, from
+ * pg_stat_user_indexes): an oracle outside the
  * code under test for "this reads a page, not the fleet". `fn` runs on a pool of its own. A backend
  * reports its counters when it exits, so that pool is closed and its backends waited out (by pid)
  * before the counters are read; the test pool's own connections report theirs first.
@@ -39,7 +41,8 @@ export async function tupleReadsOf<T>(url: string, testPool: pg.Pool, tables: st
 
 async function counters(pool: pg.Pool, tables: string[]): Promise<Record<string, number>> {
   const { rows } = await pool.query<{ relname: string; n: string }>(
-    "SELECT relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS n FROM pg_stat_user_tables WHERE relname = ANY($1)",
+    `SELECT relname, (coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0))::text AS n FROM pg_stat_user_tables WHERE relname = ANY($1)
+     UNION ALL SELECT indexrelname, idx_tup_read::text FROM pg_stat_user_indexes WHERE indexrelname = ANY($1)`,
     [tables],
   );
   return Object.fromEntries(tables.map((t) => [t, Number(rows.find((r) => r.relname === t)?.n ?? 0)]));
