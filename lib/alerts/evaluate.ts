@@ -23,6 +23,7 @@
 import { sql } from "drizzle-orm";
 import type { PoolClient } from "pg";
 import type { Db } from "../db/client";
+import { isDeadlock } from "../db/sql-errors";
 import { getScheduleHealthAt } from "../health/schedule-health";
 import { applyLastSuccessChanges } from "../schedules/last-success";
 import { verdictsFor, type RuleVerdict } from "./rules";
@@ -122,7 +123,7 @@ async function evaluatePage(db: Db, ids: number[], opts: EvaluateOptions, result
       // Two pages' count updates can deadlock only when both also delete watch rows (the counts
       // are locked in key order within a statement, not across a page's two statements). The
       // victim's transaction rolled back whole, and it had added nothing to `result`.
-      if (attempt >= 3 || (err as { code?: string }).code !== "40P01") throw err;
+      if (attempt >= 3 || !isDeadlock(err)) throw err;
     }
   }
 }

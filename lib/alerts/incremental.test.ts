@@ -208,6 +208,33 @@ describe("a pass that dies", () => {
     expect((await evaluateAlerts(t.db, opts)).checked).toBe(0);
   });
 
+  it("a page chosen as a deadlock's victim is evaluated again, and its alert fires once", async () => {
+    await setClock(t.pool, at(0));
+    const s = await makeSchedule(t.db, { ...RUNS_BY_HAND, enabled: true, name: "deadlock-victim", everySeconds: 300 });
+    await evaluateAlerts(t.db, opts);
+    const before = (await events()).length;
+    await makeRun(t.db, { scheduleId: s.id, state: "dead", scheduledFor: at(-10) });
+    // The page's store fails once as PostgreSQL fails a deadlock's victim (a sequence is not rolled back).
+    await t.pool.query(`
+      CREATE SEQUENCE victim_once;
+      CREATE FUNCTION pg_temp_victim_once() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF nextval('victim_once') = 1 THEN RAISE EXCEPTION 'deadlock detected' USING ERRCODE = '40P01'; END IF;
+        RETURN NULL;
+      END $$;
+      CREATE TRIGGER victim_once BEFORE UPDATE ON alert_watch FOR EACH STATEMENT EXECUTE FUNCTION pg_temp_victim_once()`);
+    try {
+      await setClock(t.pool, at(1));
+      const r = await evaluateAlerts(t.db, opts);
+      expect({ checked: r.checked, firing: r.firing }).toEqual({ checked: 1, firing: 1 });
+    } finally {
+      await t.pool.query("DROP TRIGGER victim_once ON alert_watch; DROP FUNCTION pg_temp_victim_once(); DROP SEQUENCE victim_once");
+    }
+    expect((await events()).slice(before).map((e) => `${e.schedule_id}:${e.rule}:${e.kind}`)).toEqual([`${s.id}:failing:firing`]);
+    await setClock(t.pool, at(2));
+    expect((await evaluateAlerts(t.db, opts)).checked).toBe(0);
+  });
+
   it("with pages evaluated at once, a page that fails ends the pass only once the other is done, and the next pass fires each alert once", async () => {
     await setClock(t.pool, at(0));
     const ids: number[] = [];

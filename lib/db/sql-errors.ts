@@ -39,12 +39,22 @@ export function isIntegrityViolation(err: unknown): boolean {
   return code === "23514" || code === "23502" || code === "23503" || code === "22P02" || code === "22007" || code === "22008";
 }
 
-/** True when PostgreSQL refused a NUL character (U+0000) in text (22021) or jsonb (22P05). */
-export function isNulRejection(err: unknown): boolean {
-  // Drizzle wraps the driver's error (DrizzleQueryError); the SQLSTATE is on its cause.
+/** The SQLSTATE of a driver error, or of the one it wraps: Drizzle's DrizzleQueryError keeps it as its cause. */
+function sqlStateOf(err: unknown): string | undefined {
   for (let e = err, depth = 0; e && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
     const code = codeOf(e);
-    if (code === "22021" || code === "22P05") return true;
+    if (code) return code;
   }
-  return false;
+  return undefined;
+}
+
+/** True when PostgreSQL refused a NUL character (U+0000) in text (22021) or jsonb (22P05). */
+export function isNulRejection(err: unknown): boolean {
+  const code = sqlStateOf(err);
+  return code === "22021" || code === "22P05";
+}
+
+/** True when PostgreSQL ended the transaction to break a deadlock (40P01): it rolled back whole. */
+export function isDeadlock(err: unknown): boolean {
+  return sqlStateOf(err) === "40P01";
 }
