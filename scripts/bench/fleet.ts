@@ -39,7 +39,7 @@ export type FleetReport = {
   spike: SpikeStats & { check: RunsCheck; ratio: { startsPerSecond: number; completionsPerSecond: number }; raw: RawReport };
   steadyLateness: { runs: number; unstarted: number; p50Seconds: number; p99Seconds: number; windowSeconds: number };
   /** firstSeconds: the first pass, which judges every schedule (once, when the fleet is loaded). */
-  alertPass: { firstSeconds: number; idleSeconds: number; busySeconds: number; changedSchedules: number; peakRssMb: number; checked: { first: number; idle: number; busy: number } };
+  alertPass: { firstSeconds: number; idleSeconds: number; busySeconds: number; changedSchedules: number; peakRssMb: { first: number; idle: number; busy: number }; checked: { first: number; idle: number; busy: number } };
   /**
    * PostgreSQL's shared-buffer traffic from half a second before the due instant until the spike
    * drained (pg_stat_database): `read` blocks came from outside shared buffers (the OS cache or disk).
@@ -202,7 +202,7 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
         idleSeconds: idle.seconds[idle.seconds.length - 1],
         busySeconds: busy.seconds[0],
         changedSchedules: changed ?? 0,
-        peakRssMb: Math.max(first.peakRssMb, idle.peakRssMb, busy.peakRssMb),
+        peakRssMb: { first: first.peakRssMb, idle: idle.peakRssMb, busy: busy.peakRssMb },
         checked: { first: first.checked[0], idle: idle.checked[idle.checked.length - 1], busy: busy.checked[0] },
       },
       spikeBuffers: bufferDelta(buffersBefore, buffersAfter, stats.runs),
