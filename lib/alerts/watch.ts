@@ -139,7 +139,9 @@ const earliestInstant = sql`(SELECT min(e.check_at) FROM alert_watch e)`;
  * reaches it). An index scan that finds a row dead
  * to every transaction marks its entry so, and later scans skip it unread: this walk costs what
  * the pass replaced, once, where the next pass, idle, would otherwise pay it (0.7 s after 726,275
- * instants replaced at 2,000,000 schedules, until a vacuum).
+ * instants replaced at 2,000,000 schedules, until a vacuum). A transaction older than the pass's
+ * commits, still open (a long report, a CREATE DATABASE anywhere on the server), keeps those rows
+ * from being dead to every transaction: then the first scan after it ends marks them instead.
  */
 export async function settleInstants(db: Tx): Promise<void> {
   await db.execute(sql`SELECT ${earliestInstant} AS at`);
