@@ -35,17 +35,26 @@ async function measuredPass(): Promise<{ reads: Reads; checked: number }> {
   return { reads: reads as Reads, checked: result };
 }
 
+/** `n` schedules named `prefix` + a number, every 300 s (late after 630 s), each with one success now, in bulk. */
+async function healthyInBulk(prefix: string, n: number) {
+  await t.pool.query(
+    `INSERT INTO schedules (name, handler, every_seconds, timezone, enabled, next_slot_at, partition, created_at, updated_at, catch_up)
+     SELECT $1 || g, 'noop', 300, 'UTC', true, sk_now() + interval '300 s', 0, sk_now(), sk_now(), 'all'
+     FROM generate_series(1, $2::int) g`,
+    [prefix, n],
+  );
+  await t.pool.query(
+    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, started_at, finished_at, duration_ms)
+     SELECT s.id, 0, sk_now(), sk_now(), sk_now(), 'done', 1, 3, sk_now(), sk_now(), 100 FROM schedules s WHERE starts_with(s.name, $1)`,
+    [prefix],
+  );
+}
+
 describe("an alert pass costs what changed", () => {
   // First in the file: the idle pass below must find no schedule of another test due.
   it("a pass leaves the next none of the index entries of the instants it replaced", async () => {
     await setClock(t.pool, at(0));
-    await t.pool.query(`
-      INSERT INTO schedules (name, handler, every_seconds, timezone, enabled, next_slot_at, partition, created_at, updated_at, catch_up)
-      SELECT 'settle-' || g, 'noop', 300, 'UTC', true, sk_now() + interval '300 s', 0, sk_now(), sk_now(), 'all'
-      FROM generate_series(1, 2000) g`);
-    await t.pool.query(`
-      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, started_at, finished_at, duration_ms)
-      SELECT s.id, 0, sk_now(), sk_now(), sk_now(), 'done', 1, 3, sk_now(), sk_now(), 100 FROM schedules s WHERE s.name LIKE 'settle-%'`);
+    await healthyInBulk("settle-", 2000);
     await evaluateAlerts(t.db, opts);
     // Each instant made due (and the old entries vacuumed away), then replaced by a pass: their
     // entries lie before the first live one. The pass's last probe marks them, unless a snapshot
@@ -66,14 +75,7 @@ describe("an alert pass costs what changed", () => {
 
   it("with 20,000 schedules: the first pass reads them all, a pass with nothing changed reads none, a pass after 50 finishes reads those 50", async () => {
     await setClock(t.pool, at(0));
-    // 20,000 schedules every 300 s (late after 630 s), each with one success at 0 s, in bulk.
-    await t.pool.query(`
-      INSERT INTO schedules (name, handler, every_seconds, timezone, enabled, next_slot_at, partition, created_at, updated_at, catch_up)
-      SELECT 'bulk-' || g, 'noop', 300, 'UTC', true, sk_now() + interval '300 s', 0, sk_now(), sk_now(), 'all'
-      FROM generate_series(1, 20000) g`);
-    await t.pool.query(`
-      INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, started_at, finished_at, duration_ms)
-      SELECT s.id, 0, sk_now(), sk_now(), sk_now(), 'done', 1, 3, sk_now(), sk_now(), 100 FROM schedules s`);
+    await healthyInBulk("bulk-", 20_000);
     await t.pool.query("ANALYZE schedules, runs, run_queue, alert_watch");
 
     const first = await measuredPass();
