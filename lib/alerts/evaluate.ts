@@ -82,9 +82,8 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     await applyLastSuccessChanges(db);
     const { ids: due, logged } = await dueNow(db, startedAt);
     const pageSize = opts.pageSize ?? EVALUATE_PAGE_SIZE;
-    const pages: number[][] = [];
-    for (let i = 0; i < due.length; i += pageSize) pages.push(due.slice(i, i + pageSize));
-    await inLanes(pages, EVALUATE_LANES, (ids) => evaluatePage(db, ids, opts, result));
+    const pageStarts = Array.from({ length: Math.ceil(due.length / pageSize) }, (_, k) => k * pageSize);
+    await inLanes(pageStarts, EVALUATE_LANES, (i) => evaluatePage(db, due.slice(i, i + pageSize), opts, result));
     // Every schedule the log rows named is evaluated and stored: only now may they go.
     await forgetChanges(db, logged);
     await recordPass(db, startedAt);

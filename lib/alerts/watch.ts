@@ -136,12 +136,12 @@ const earliestInstant = sql`(SELECT min(e.check_at) FROM alert_watch e)`;
  * clock reading, and every instant now stored is after it or at it, so their index entries lie
  * before the first live entry, their rows dead since the pages committed (a replaced instant that
  * had not come, of a schedule the log named, lies later, and is skipped by the scan that first
- * reaches it). An index scan that finds a row dead
- * to every transaction marks its entry so, and later scans skip it unread: this walk costs what
- * the pass replaced, once, where the next pass, idle, would otherwise pay it (0.7 s after 726,275
- * instants replaced at 2,000,000 schedules, until a vacuum). A transaction older than the pass's
- * commits, still open (a long report, a CREATE DATABASE anywhere on the server), keeps those rows
- * from being dead to every transaction: then the first scan after it ends marks them instead.
+ * reaches it). An index scan that finds a row dead to every transaction marks its entry so, and
+ * later scans skip it unread: this walk costs what the pass replaced, once, where the next pass,
+ * idle, would otherwise pay it until a vacuum (docs/benchmarks.md, "The alert pass"). A
+ * transaction older than the pass's commits, still open (a long report, a CREATE DATABASE anywhere
+ * on the server), keeps those rows from being dead to every transaction: then the first scan after
+ * it ends marks them instead.
  */
 export async function settleInstants(db: Tx): Promise<void> {
   await db.execute(sql`SELECT ${earliestInstant} AS at`);
