@@ -56,13 +56,18 @@ describe("an attempt past its schedule's timeoutSeconds", () => {
 
   it("a handler that ignores its signal is not waited for: each attempt is recorded timed_out at the timeout, and the run goes dead after maxAttempts", async () => {
     // At each report the handler is still running (it waits for the answer), so the attempts read
-    // before answering are those the worker recorded before the handler returned.
+    // before answering are those the worker recorded before the handler returned. The answer waits
+    // (up to 30 s) for the reporting attempt's record: a busy machine may write it late, but a
+    // worker that records an attempt only once its handler returns never writes it while the
+    // handler is held here.
     let id = 0;
+    const attemptsOf = async () => (await t.pool.query<{ attempt: number; outcome: string }>("SELECT attempt, outcome::text FROM attempts WHERE run_id = $1 ORDER BY attempt", [id])).rows;
     const recordedAtReport: { attempt: number; recorded: { attempt: number; outcome: string }[] }[] = [];
     const receiver = await startReceiver(() => 200, {
       before: async (req) => {
-        const { rows } = await t.pool.query<{ attempt: number; outcome: string }>("SELECT attempt, outcome::text FROM attempts WHERE run_id = $1 ORDER BY attempt", [id]);
-        recordedAtReport.push({ attempt: (req.body as { attempt: number }).attempt, recorded: rows });
+        const { attempt } = req.body as { attempt: number };
+        await waitUntil(async () => (await attemptsOf()).some((a) => a.attempt === attempt), 30_000, `attempt ${attempt}'s record`).catch(() => undefined);
+        recordedAtReport.push({ attempt, recorded: await attemptsOf() });
       },
     });
     try {
@@ -79,7 +84,7 @@ describe("an attempt past its schedule's timeoutSeconds", () => {
       ]);
       for (const a of run.attemptsList) expect(a.durationMs).toBeGreaterThanOrEqual(1000);
       // The handler's own effect: it did finish both attempts, after its signal had fired, and neither counted as a success.
-      await waitUntil(() => recordedAtReport.length >= 2, 20_000, "the handler to report both attempts");
+      await waitUntil(() => recordedAtReport.length >= 2, 80_000, "the handler to report both attempts");
       expect(receiver.received.map((r) => r.body)).toEqual([
         { handler: "stubborn", workerId: "timeouts-stubborn", runId: id, attempt: 1, signalAborted: true },
         { handler: "stubborn", workerId: "timeouts-stubborn", runId: id, attempt: 2, signalAborted: true },
