@@ -7,6 +7,9 @@
  * every schedule (the counts by status are the last pass's), the second only what came due since.
  * Then alert_watch is vacuumed and analysed, as autovacuum does within a minute of a pass that
  * rewrote every row (until then the count of schedules not evaluated yet scans it).
+ * The "pending log" cases time a schedule's health (one schedule, as a search with one result reads it,
+ * and a page of 50) with a success log of 320,000 finishes not applied yet (4,000 statements' worth,
+ * as between two passes of a worker whose alert pass runs seldom), then empty that log again.
  * Drops its database at the end. ONLY, when given, keeps the cases whose label contains one of its
  * comma-separated parts ("overview" for the Overview alone, "overview,metrics" for both).
  *
@@ -17,6 +20,7 @@ import { createDb } from "../lib/db/client";
 import { migrateDatabase } from "../lib/db/migrate";
 import { evaluateAlerts } from "../lib/alerts/evaluate";
 import { getOverview } from "../lib/health/overview";
+import { getScheduleHealth } from "../lib/health/schedule-health";
 import { searchSchedules, type ScheduleListQuery } from "../lib/schedules/list";
 import { toScheduleViewsWithHealth } from "../lib/schedules/queries";
 import { seedFleet } from "../lib/testing/fleet";
@@ -82,6 +86,18 @@ async function main() {
       const firstMs = await percentiles(() => page(), repeats);
       const nextMs = first.nextCursor ? await percentiles(() => page(first.nextCursor!), repeats) : null;
       console.log(`${label.padEnd(36)} rows ${String(first.schedules.length).padStart(3)}  first page ${firstMs}  next page ${nextMs ?? "    -"}`);
+    }
+    if (wanted("pending")) {
+      // 4,000 log rows of 80 finishes each, spread over the fleet as a statement's finishes are.
+      await pool.query(
+        `INSERT INTO last_success_changes (schedule_ids, finished_ats)
+         SELECT array_agg(1 + (g::bigint * 7919) % $1::bigint), array_agg(now() - make_interval(secs => g % 600)) FROM generate_series(1, 320000) g GROUP BY g % 4000`,
+        [n],
+      );
+      for (const [label, ids] of [["pending log, one schedule's health", [1 + Math.floor(n / 2)]], ["pending log, 50 schedules' health", Array.from({ length: 50 }, (_, i) => 1 + i * Math.floor(n / 50))]] as const) {
+        console.log(`${label.padEnd(36)}          ${await percentiles(() => getScheduleHealth(db, [...ids]), repeats)}`);
+      }
+      await pool.query("DELETE FROM last_success_changes");
     }
     if (wanted("overview") || wanted("metrics")) {
       for (const label of ["alert pass, first", "alert pass, again"]) {

@@ -59,9 +59,11 @@ export async function applyLastSuccessChanges(db: Pick<Db, "execute">): Promise<
 /**
  * The latest logged success not applied yet of each schedule in `ids` (a bigint[] expression), as
  * a relation `(schedule_id, at)`: the log holds at most one alert pass's worth of finishes, read
- * once for the whole set.
+ * once for the whole set. Only the log rows that name one of `ids` are unnested (`&&`): a row
+ * holds one statement's finishes, so a page's or a search's few schedules appear in few of them,
+ * and the log between two passes can hold hundreds of thousands of finishes.
  */
 export const pendingLastSuccess = (ids: SQL): SQL => sql`
   SELECT u.id AS schedule_id, max(u.at) AS at
   FROM last_success_changes c, unnest(c.schedule_ids, c.finished_ats) AS u(id, at)
-  WHERE u.id = ANY(${ids}) GROUP BY u.id`;
+  WHERE c.schedule_ids && ${ids} AND u.id = ANY(${ids}) GROUP BY u.id`;
