@@ -133,6 +133,9 @@ describe("a tag-restricted token", () => {
     expect((await call("schedules/[name]", "DELETE", remote(token), { params: { name: "reports-job" } })).status).toBe(404);
     expect((await call("schedules/[name]", "PATCH", remote(token), { params: { name: "reports-job" }, body: { description: "x", version: 1 } })).status).toBe(404);
     expect((await call("runs/[id]/requeue", "POST", remote(token), { params: { id: String(reportsRun) } })).status).toBe(404);
+    // Both schedules have a dead run; a bulk re-queue by filter finds only the one in reach.
+    const dry = (await (await call("bulk/runs", "POST", remote(token), { body: { action: "requeue", filter: {}, dryRun: true } })).json()) as { matched: number };
+    expect(dry.matched).toBe(1);
     const bulk = (await (await call("runs/requeue", "POST", remote(token), { body: { ids: [reportsRun, billingRun] } })).json()) as { requeued: number[]; missing: number[] };
     expect(bulk).toMatchObject({ requeued: [billingRun], missing: [reportsRun] });
 

@@ -18,7 +18,8 @@ import type { BulkRunsRequest } from "./filter-input";
 export const MAX_BULK_RUNS = 50_000;
 const BATCH = 1000;
 
-export type DeadRunFilter = { scheduleIds?: number[]; from?: Date; to?: Date };
+/** Dead runs of these schedules (ids), of schedules carrying one of these tags (a tag-restricted token's reach), in a slot window. */
+export type DeadRunFilter = { scheduleIds?: number[]; tags?: string[]; from?: Date; to?: Date };
 export const bulkRunsResultSchema = z
   .object({ action: z.enum(["requeue", "discard"]), dryRun: z.boolean(), matched: z.number().int(), changed: z.number().int(), remaining: z.number().int() })
   .strict();
@@ -33,6 +34,7 @@ async function deadRuns(db: Pick<Db, "execute">, f: DeadRunFilter, limit: number
     SELECT q.run_id, q.scheduled_for::text AS scheduled_for FROM run_queue q
     WHERE q.state = 'dead'
       ${f.scheduleIds ? sql`AND q.schedule_id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql``}
+      ${f.tags ? sql`AND EXISTS (SELECT 1 FROM schedules s WHERE s.id = q.schedule_id AND s.tags && ${sql.param(f.tags)}::text[])` : sql``}
       ${f.from ? sql`AND q.scheduled_for >= ${f.from.toISOString()}::timestamptz` : sql``}
       ${f.to ? sql`AND q.scheduled_for < ${f.to.toISOString()}::timestamptz` : sql``}
       ${after ? sql`AND (q.scheduled_for, q.run_id) > (${after.scheduledFor}::timestamptz, ${after.runId})` : sql``}

@@ -52,6 +52,32 @@ it("pages through every run of 300 schedules that share each slot exactly once, 
   expect(await everyPage({ scheduleIds: some.map(Number), states: ["pending"] })).toEqual(want((r) => some.includes(r.schedule_id) && r.state === "pending"));
 });
 
+it("a tag scope pages through exactly its schedules' runs, whether it is narrow (a page per schedule) or wide (one walk filtered by tag)", async () => {
+  await seed(300);
+  // 100 schedules tagged wide (more than √300), 10 narrow (fewer), 5 of them both; the rest untagged.
+  await t.pool.query(`UPDATE schedules SET tags = CASE WHEN id % 3 = 0 AND id % 60 = 3 THEN '{wide,narrow}' WHEN id % 3 = 0 THEN '{wide}' WHEN id % 60 = 1 THEN '{narrow}' ELSE '{}' END::text[]`);
+  await t.pool.query("ANALYZE schedules");
+  const { rows } = await t.pool.query<{ id: string; schedule_id: string; state: string; tags: string[] }>(
+    "SELECT r.id, r.schedule_id, r.state, s.tags FROM runs r JOIN schedules s ON s.id = r.schedule_id ORDER BY r.scheduled_for DESC, r.slot_seq DESC, r.id DESC",
+  );
+  const want = (keep: (r: { schedule_id: string; state: string; tags: string[] }) => boolean) => rows.filter(keep).map((r) => Number(r.id));
+  const tagged = (tag: string) => (r: { tags: string[] }) => r.tags.includes(tag);
+  expect(new Set(rows.filter(tagged("wide")).map((r) => r.schedule_id)).size).toBe(100);
+  expect(new Set(rows.filter(tagged("narrow")).map((r) => r.schedule_id)).size).toBe(10);
+
+  for (const tag of ["wide", "narrow", "nobody"]) {
+    expect(await everyPage({ tags: [tag] }), tag).toEqual(want(tagged(tag)));
+    expect(await everyPage({ tags: [tag], states: ["pending"] }), tag).toEqual(want((r) => tagged(tag)(r) && r.state === "pending"));
+    expect(await everyPage({ tags: [tag], states: ["done"] }), tag).toEqual(want((r) => tagged(tag)(r) && r.state === "done"));
+  }
+  expect(await everyPage({ tags: ["wide", "narrow"] })).toEqual(want((r) => tagged("wide")(r) || tagged("narrow")(r)));
+  // A named set and a scope: both hold.
+  const some = [...new Set(rows.map((r) => r.schedule_id))].slice(0, 40);
+  for (const tag of ["wide", "narrow"]) {
+    expect(await everyPage({ scheduleIds: some.map(Number), tags: [tag] }), tag).toEqual(want((r) => some.includes(r.schedule_id) && tagged(tag)(r)));
+  }
+});
+
 it("the Runs page, as the console asks for it (no upcoming slots), reads a page of runs, not a page of every schedule's history", async () => {
   await seed(20_000);
   await setClock(t.pool, new Date(Date.parse(T0) + 30 * 60_000));
@@ -61,5 +87,14 @@ it("the Runs page, as the console asks for it (no upcoming slots), reads a page 
     // 51 runs and their schedules, with room for the catalog's and the view's own probes.
     expect(reads.runs, JSON.stringify(filter)).toBeLessThan(500);
     expect(reads.schedules, JSON.stringify(filter)).toBeLessThan(500);
+  }
+  // A tag-restricted token's Runs page: a page of runs whether its reach is half the fleet or ten schedules.
+  await t.pool.query(`UPDATE schedules SET tags = CASE WHEN id % 2 = 0 THEN '{half}' WHEN id % 2000 = 1 THEN '{ten}' ELSE '{}' END::text[]`);
+  await t.pool.query("ANALYZE schedules");
+  for (const tag of ["half", "ten"]) {
+    const { result, reads } = await tupleReadsOf(t.url, t.pool, ["schedules", "runs"], (db) => listRuns(db, { upcoming: false, tags: [tag], limit: 50 }));
+    expect(result.runs).toHaveLength(tag === "half" ? 50 : 20);
+    expect(reads.runs, tag).toBeLessThan(500);
+    expect(reads.schedules, tag).toBeLessThan(500);
   }
 }, 120_000);

@@ -100,6 +100,8 @@ export const MAX_PAGE = 200;
 export type RunFilter = {
   /** Only these schedules (ids); all schedules, live or deleted-with-history, when absent. */
   scheduleIds?: number[];
+  /** Only schedules carrying at least one of these tags (a tag-restricted token's reach); with scheduleIds, both hold. */
+  tags?: string[];
   states?: RunState[];
   /** Slot time window: scheduled_for >= from and < to. */
   from?: Date;
@@ -210,19 +212,47 @@ const WAITING = sql`s.handler, (r.state = 'pending' AND r.run_after <= sk_now())
 const QUEUED_STATES: RunState[] = ["pending", "running", "dead"];
 
 /**
+ * The schedules carrying one of `tags`, when they are few enough to read a page of runs each; null
+ * when they are more. A page each reads about reach × page rows; one walk of every schedule's runs
+ * filtered by tag about page × fleet / reach (runs spread over the schedules alike), so a page each
+ * is the cheaper while reach² ≤ fleet. The fleet is the planner's count of schedules rows (0 before
+ * their first analyse: the walk), and at most √fleet + 1 ids are read (schedules_tags_idx).
+ */
+async function narrowTagReach(db: Db, tags: string[]): Promise<number[] | null> {
+  return db.transaction(async (tx) => {
+    // Planned for these tags and this limit, not generically (the pool's default): a rare tag is
+    // then read through schedules_tags_idx, where a generic plan scans the table for the limit.
+    await tx.execute(sql`SET LOCAL plan_cache_mode = force_custom_plan`);
+    const fleet = await tx.execute<{ n: number }>(sql`SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE oid = 'schedules'::regclass`);
+    const cap = Math.ceil(Math.sqrt(Number(fleet.rows[0].n)));
+    const r = await tx.execute<{ id: string }>(sql`SELECT id FROM schedules WHERE tags && ${sql.param(tags)}::text[] LIMIT ${cap + 1}`);
+    return r.rows.length > cap ? null : r.rows.map((x) => Number(x.id));
+  });
+}
+
+/**
  * Runs newest slot first (a manual run before the scheduled run of the same instant, then by id),
  * as they stand now (`run_status`: a running run's live part comes from run_queue).
  *
- * - Named schedules (one schedule's history, a name, a tag scope): each schedule's runs are read
- *   through runs_slot_key, or, when the filter names only unfinished states, through run_queue's
- *   partial index of each state; at most one page per schedule, and the pages are merged. The cost
- *   is bounded by the schedules named × page size, not by the size of the runs table.
- * - Every schedule (the Runs page): one walk of runs_time_idx (scheduled_for, slot_seq, id, newest
- *   first) that stops after a page, so the fleet's size does not enter; or, when the filter names
- *   only unfinished states, those states' queue rows (bounded by what is unfinished), sorted.
+ * - Named schedules (one schedule's history, a name, a narrow tag scope): each schedule's runs are
+ *   read through runs_slot_key, or, when the filter names only unfinished states, through
+ *   run_queue's partial index of each state; at most one page per schedule, and the pages are
+ *   merged. The cost is bounded by the schedules named × page size, not by the size of the runs table.
+ * - Every schedule (the Runs page, a wide tag scope): one walk of runs_time_idx (scheduled_for,
+ *   slot_seq, id, newest first) that stops after a page, so the fleet's size does not enter; or,
+ *   when the filter names only unfinished states, those states' queue rows (bounded by what is
+ *   unfinished), sorted. A tag scope filters the walk's schedules.
  */
 export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   const limit = Math.min(Math.max(f.limit ?? 50, 1), MAX_PAGE);
+  // A tag scope: its schedules named when few (read a page each), else its tags filter the walk.
+  let scheduleIds = f.scheduleIds;
+  const scheduleConds: SQL[] = [];
+  if (f.tags) {
+    const narrow = await narrowTagReach(db, f.tags);
+    if (narrow) scheduleIds = scheduleIds ? scheduleIds.filter((id) => narrow.includes(id)) : narrow;
+    else scheduleConds.push(sql`s.tags && ${sql.param(f.tags)}::text[]`);
+  }
   const cursor = f.cursor ? decodeCursor(f.cursor) : null;
   // The same slot conditions on runs (r) and on the queue (q, with its run's slot_seq from the runs row rs).
   // `perSchedule`: one schedule's runs, whose (scheduled_for, slot_seq) is unique, so the cursor's
@@ -248,7 +278,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   // the planner would sort instead of walking the index).
   const order = sql`ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST, r.id DESC NULLS LAST`;
   let from: SQL;
-  if (f.scheduleIds) {
+  if (scheduleIds) {
     let perSchedule: SQL;
     if (onlyQueued) {
       // One look-up per state, each through that state's partial index (the literal lets the planner
@@ -271,16 +301,16 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
         SELECT r.* FROM run_status r WHERE ${sql.join(conds, sql` AND `)}
         ORDER BY r.scheduled_for DESC NULLS LAST, r.slot_seq DESC NULLS LAST LIMIT ${limit + 1}`;
     }
-    from = sql`schedules s CROSS JOIN LATERAL (${perSchedule}) r WHERE s.id = ANY(${sql.param(f.scheduleIds)}::bigint[])`;
+    from = sql`schedules s CROSS JOIN LATERAL (${perSchedule}) r WHERE s.id = ANY(${sql.param(scheduleIds)}::bigint[])${and(scheduleConds)}`;
   } else if (onlyQueued) {
     from = sql`(
         SELECT r.* FROM run_queue q JOIN runs rs ON rs.id = q.run_id JOIN run_status r ON r.id = q.run_id
         WHERE q.state = ANY(${sql.param(f.states)}::run_state[]) AND r.state = ANY(${sql.param(f.states)}::run_state[])${and(slotConds("q", false))}
-      ) r JOIN schedules s ON s.id = r.schedule_id WHERE true`;
+      ) r JOIN schedules s ON s.id = r.schedule_id WHERE true${and(scheduleConds)}`;
   } else {
     const conds = slotConds("r", false);
     if (f.states?.length) conds.push(sql`r.state = ANY(${sql.param(f.states)}::run_state[])`);
-    from = sql`run_status r JOIN schedules s ON s.id = r.schedule_id WHERE true${and(conds)}`;
+    from = sql`run_status r JOIN schedules s ON s.id = r.schedule_id WHERE true${and([...conds, ...scheduleConds])}`;
   }
   const result = await db.execute<RunRow>(sql`
     SELECT r.*, r.scheduled_for::text AS sf_text, s.name AS schedule_name, ${WAITING}

@@ -45,13 +45,6 @@ export async function runIdsInReach(db: Db, actor: Actor, ids: number[]): Promis
   return r.rows.map((x) => Number(x.id));
 }
 
-/** Ids of every schedule (live or deleted with history) within the actor's reach; undefined: no restriction. */
-export async function scheduleIdsInReach(db: Db, actor: Actor): Promise<number[] | undefined> {
-  if (!actor.scheduleTags) return undefined;
-  const r = await db.execute<{ id: number }>(sql`SELECT id FROM schedules WHERE tags && ${sql.param(actor.scheduleTags)}::text[]`);
-  return r.rows.map((x) => Number(x.id));
-}
-
 /** Throw 403 unless a schedule being created or edited with `tags` stays within the actor's reach. */
 export function requireTagsInReach(actor: Actor, tags: readonly string[] | undefined, field = "tags"): void {
   if (!actor.scheduleTags || (tags && tagsWithinReach(actor, tags))) return;

@@ -2,7 +2,6 @@ import { listRuns, parseRunQuery } from "@/lib/runs/history";
 import { scheduleIdsByName } from "@/lib/schedules/queries";
 import { getReadDb } from "@/lib/server/replica";
 import { route } from "@/lib/server/route";
-import { scheduleIdsInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
@@ -15,9 +14,8 @@ export const GET = route(async (req, _ctx, actor) => {
   const filter = parseRunQuery(params);
   const db = getReadDb();
   const name = params.get("schedule");
-  // Live and deleted-with-history schedules of that name: their runs are still runs.
-  let scheduleIds = name ? await scheduleIdsByName(db, name) : undefined;
-  const inReach = await scheduleIdsInReach(db, actor);
-  if (inReach) scheduleIds = scheduleIds ? scheduleIds.filter((id) => inReach.includes(id)) : inReach;
-  return Response.json(await listRuns(db, { ...filter, scheduleIds }));
+  // Live and deleted-with-history schedules of that name: their runs are still runs. A
+  // tag-restricted token sees only the runs of schedules carrying one of its tags.
+  const scheduleIds = name ? await scheduleIdsByName(db, name) : undefined;
+  return Response.json(await listRuns(db, { ...filter, scheduleIds, tags: actor.scheduleTags }));
 }, { tagAware: true, reads: "replica" });

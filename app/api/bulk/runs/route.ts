@@ -3,7 +3,6 @@ import { parseBulkRuns } from "@/lib/bulk/filter-input";
 import { scheduleIdsByName } from "@/lib/schedules/queries";
 import { getDb } from "@/lib/server/db";
 import { mutation, readJson } from "@/lib/server/route";
-import { scheduleIdsInReach } from "@/lib/server/tag-scope";
 
 export const dynamic = "force-dynamic";
 
@@ -16,8 +15,6 @@ export const POST = mutation(async (req, _ctx, actor) => {
   const { filter, ...body } = parseBulkRuns(await readJson(req));
   const db = getDb();
   // As GET /api/runs: a schedule name means its live and deleted-with-history schedules, within reach.
-  let scheduleIds = filter.schedule ? await scheduleIdsByName(db, filter.schedule) : undefined;
-  const inReach = await scheduleIdsInReach(db, actor);
-  if (inReach) scheduleIds = scheduleIds ? scheduleIds.filter((id) => inReach.includes(id)) : inReach;
-  return Response.json(await bulkRuns(db, body, { scheduleIds, from: filter.from, to: filter.to }, actor));
+  const scheduleIds = filter.schedule ? await scheduleIdsByName(db, filter.schedule) : undefined;
+  return Response.json(await bulkRuns(db, body, { scheduleIds, tags: actor.scheduleTags, from: filter.from, to: filter.to }, actor));
 }, { tagAware: true });

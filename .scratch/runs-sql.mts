@@ -1,0 +1,11 @@
+import pg from "pg";
+import { createDb } from "../lib/db/client";
+import { listRuns } from "../lib/runs/history";
+const pool = new pg.Pool({ connectionString: process.env.URL! });
+const orig = pool.query.bind(pool);
+(pool as any).query = (...a: any[]) => { const q = a[0]; console.log(JSON.stringify(typeof q === "string" ? { text: q, values: a[1] } : { text: q.text, values: q.values })); return orig(...a); };
+const db = createDb(pool);
+const t0 = performance.now();
+await listRuns(db, { upcoming: false });
+console.error("ms", performance.now() - t0);
+await pool.end();
