@@ -44,6 +44,7 @@
  */
 import { sql } from "drizzle-orm";
 import type { Db } from "../db/client";
+import { parseIdList } from "../db/id-list";
 import type { HealthStatus, ScheduleHealth } from "../health/schedule-health";
 import { STUCK_MIN_AFTER_SECONDS, stuckAfterSql } from "../runs/stuck";
 import { ALERT_RULES, type AlertRule } from "./rules";
@@ -151,7 +152,8 @@ export async function settleInstants(db: Tx): Promise<void> {
  * The schedules due for evaluation at `at` (the pass's clock reading), by id: those named in the
  * change log and those whose instant in alert_watch has come; with the log rows read (their ctids),
  * for forgetChanges once they are evaluated. One statement, so the log and the instants are read in
- * one snapshot; ids and ctids come back as two arrays, not a row per schedule.
+ * one snapshot; ids and ctids come back in one row, not a row per schedule, the ids as one text
+ * (a first pass reads every schedule: lib/db/id-list.ts).
  *
  * `at` is a value, not sk_now() in the statement: with a value the planner reads the instants'
  * statistics and walks alert_watch_check_idx for the few that have come. Given an expression it
@@ -161,18 +163,18 @@ export async function settleInstants(db: Tx): Promise<void> {
  * reads no watch row even while the statistics still describe the instants a pass just replaced.
  */
 export async function dueNow(db: Tx, at: Date): Promise<DueNow> {
-  const r = await db.execute<{ ids: string[] | null; logged: string[] | null }>(sql`
+  const r = await db.execute<{ ids: string | null; logged: string[] | null }>(sql`
     WITH logged AS MATERIALIZED (SELECT ctid, schedule_ids FROM alert_changes)
     SELECT
-      ARRAY(
+      array_to_string(ARRAY(
         SELECT u.id FROM logged l, unnest(l.schedule_ids) AS u(id)
         UNION
         SELECT w.schedule_id FROM alert_watch w
         WHERE ${earliestInstant} <= ${at.toISOString()}::timestamptz AND w.check_at <= ${at.toISOString()}::timestamptz
-        ORDER BY 1)::text[] AS ids,
+        ORDER BY 1), ',') AS ids,
       ARRAY(SELECT l.ctid FROM logged l)::text[] AS logged`);
   const row = r.rows[0];
-  return { ids: (row?.ids ?? []).map(Number), logged: row?.logged ?? [] };
+  return { ids: parseIdList(row?.ids ?? null), logged: row?.logged ?? [] };
 }
 
 /**
