@@ -13,6 +13,7 @@ import { AppError } from "../errors";
 import { skipRunByOperator } from "../runs/operator-skip";
 import { requeueRuns } from "../runs/requeue";
 import type { BulkRunsRequest } from "./filter-input";
+import { carriesAnyTag } from "../schedules/tag-reach";
 
 /** The most runs one bulk call moves; more matches are reported in `remaining` for a second call. */
 export const MAX_BULK_RUNS = 50_000;
@@ -34,7 +35,7 @@ async function deadRuns(db: Pick<Db, "execute">, f: DeadRunFilter, limit: number
     SELECT q.run_id, q.scheduled_for::text AS scheduled_for FROM run_queue q
     WHERE q.state = 'dead'
       ${f.scheduleIds ? sql`AND q.schedule_id = ANY(${sql.param(f.scheduleIds)}::bigint[])` : sql``}
-      ${f.tags ? sql`AND EXISTS (SELECT 1 FROM schedules s WHERE s.id = q.schedule_id AND s.tags && ${sql.param(f.tags)}::text[])` : sql``}
+      ${f.tags ? sql`AND EXISTS (SELECT 1 FROM schedules s WHERE s.id = q.schedule_id AND ${carriesAnyTag(f.tags)})` : sql``}
       ${f.from ? sql`AND q.scheduled_for >= ${f.from.toISOString()}::timestamptz` : sql``}
       ${f.to ? sql`AND q.scheduled_for < ${f.to.toISOString()}::timestamptz` : sql``}
       ${after ? sql`AND (q.scheduled_for, q.run_id) > (${after.scheduledFor}::timestamptz, ${after.runId})` : sql``}

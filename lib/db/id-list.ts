@@ -1,8 +1,8 @@
 /**
  * Ids sent as one comma-separated text (`array_to_string(ARRAY(…), ',')`), read into numbers
- * without a string per id. A text[] of 2,000,000 ids became 2,000,000 JavaScript strings before
- * they were numbers, and that, not the ids kept, set a pass's peak memory. Ids are positive
- * bigints below 2^53 (identity columns), so each is exact as a number.
+ * without a string per id: a text[] of 2,000,000 ids became 2,000,000 JavaScript strings on the
+ * way, garbage that raised a pass's peak memory. Ids are positive bigints below 2^53 (identity
+ * columns), so each is exact as a number.
  */
 export function parseIdList(text: string | null): number[] {
   const ids: number[] = [];

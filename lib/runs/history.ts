@@ -13,6 +13,7 @@ import { idempotencyKey } from "./idempotency";
 import { logLineSchema, type LogLine } from "./output";
 import { stuckRuns, type StuckRun } from "./stuck";
 import { unservedHandlers, unservedHandlerSchema } from "./unserved";
+import { carriesAnyTag } from "../schedules/tag-reach";
 
 const instant = z.string();
 
@@ -225,7 +226,7 @@ async function narrowTagReach(db: Db, tags: string[]): Promise<number[] | null> 
     await tx.execute(sql`SET LOCAL plan_cache_mode = force_custom_plan`);
     const fleet = await tx.execute<{ n: number }>(sql`SELECT greatest(reltuples, 0)::float8 AS n FROM pg_class WHERE oid = 'schedules'::regclass`);
     const cap = Math.ceil(Math.sqrt(Number(fleet.rows[0].n)));
-    const r = await tx.execute<{ id: string }>(sql`SELECT id FROM schedules WHERE tags && ${sql.param(tags)}::text[] LIMIT ${cap + 1}`);
+    const r = await tx.execute<{ id: string }>(sql`SELECT s.id FROM schedules s WHERE ${carriesAnyTag(tags)} LIMIT ${cap + 1}`);
     return r.rows.length > cap ? null : r.rows.map((x) => Number(x.id));
   });
 }
@@ -251,7 +252,7 @@ export async function listRuns(db: Db, f: RunFilter = {}): Promise<RunPage> {
   if (f.tags) {
     const narrow = await narrowTagReach(db, f.tags);
     if (narrow) scheduleIds = scheduleIds ? scheduleIds.filter((id) => narrow.includes(id)) : narrow;
-    else scheduleConds.push(sql`s.tags && ${sql.param(f.tags)}::text[]`);
+    else scheduleConds.push(carriesAnyTag(f.tags));
   }
   const cursor = f.cursor ? decodeCursor(f.cursor) : null;
   // The same slot conditions on runs (r) and on the queue (q, with its run's slot_seq from the runs row rs).

@@ -27,6 +27,7 @@ import { AppError } from "../errors";
 import { getScheduleHealth, HEALTH_STATUSES, type HealthStatus } from "../health/schedule-health";
 import { TAG_PATTERN } from "./input";
 import { lastSuccessFrom, lastSuccessId, lastSuccessKey } from "./last-success";
+import { carriesAnyTag } from "./tag-reach";
 
 export const SCHEDULE_SORTS = ["name", "nextDue", "lastSuccess", "status"] as const;
 export type ScheduleSort = (typeof SCHEDULE_SORTS)[number];
@@ -132,7 +133,7 @@ function filters(q: ScheduleListQuery): SQL[] {
     w.push(sql`(s.name ILIKE ${pattern} OR s.handler ILIKE ${pattern} OR s.description ILIKE ${pattern})`);
   }
   if (q.tag !== undefined) w.push(sql`s.tags @> ARRAY[${q.tag}]::text[]`);
-  if (q.anyTags) w.push(sql`s.tags && ${sql.param(q.anyTags)}::text[]`);
+  if (q.anyTags) w.push(carriesAnyTag(q.anyTags));
   if (q.handler !== undefined) w.push(sql`s.handler = ${q.handler}`);
   if (q.queue !== undefined) w.push(sql`s.queue = ${q.queue}`);
   if (q.owner !== undefined) w.push(sql`s.owner = ${q.owner}`);

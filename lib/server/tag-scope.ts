@@ -4,6 +4,7 @@ import type { Db } from "../db/client";
 import { AppError } from "../errors";
 import { nameParam } from "../schedules/http";
 import { getScheduleByName } from "../schedules/queries";
+import { carriesAnyTag } from "../schedules/tag-reach";
 
 /**
  * A tag-restricted API token (actor.scheduleTags) sees and changes only schedules that carry at
@@ -41,7 +42,7 @@ export async function runIdsInReach(db: Db, actor: Actor, ids: number[]): Promis
   if (!actor.scheduleTags) return ids;
   const r = await db.execute<{ id: number }>(sql`
     SELECT r.id FROM runs r JOIN schedules s ON s.id = r.schedule_id
-    WHERE r.id = ANY(${sql.param(ids)}::bigint[]) AND s.tags && ${sql.param(actor.scheduleTags)}::text[]`);
+    WHERE r.id = ANY(${sql.param(ids)}::bigint[]) AND ${carriesAnyTag(actor.scheduleTags)}`);
   return r.rows.map((x) => Number(x.id));
 }
 
