@@ -44,7 +44,7 @@ export type FleetReport = {
    * PostgreSQL's shared-buffer traffic from half a second before the due instant until the spike
    * drained (pg_stat_database): `read` blocks came from outside shared buffers (the OS cache or disk).
    */
-  spikeBuffers: { hit: number; read: number; readPerSpikeRun: number; hitRatio: number };
+  spikeBuffers: { hit: number; read: number; readPerSpikeRun: number; hitRatio: number; byRelation: RelationReads[] };
   metrics: { bytes: number; seconds: number };
   console: ConsoleReport | null;
   workerRssMb: number[];
@@ -75,18 +75,35 @@ async function dueDrained(pool: pg.Pool, due: Date, partitions: number): Promise
   return rows[0].busy === false;
 }
 
-type BufferCounts = { hit: number; read: number };
+/** One table's heap, or one index, with its share of the spike's reads. */
+export type RelationReads = { relation: string; read: number; hit: number; readPerSpikeRun: number };
+type BufferCounts = { hit: number; read: number; relations: Map<string, { hit: number; read: number }> };
 
-/** This database's shared-buffer hits and reads so far (pg_stat_database, flushed by backends about once a second). */
+/**
+ * This database's shared-buffer hits and reads so far (pg_stat_database, flushed by backends about
+ * once a second), and the same per table heap and per index (pg_statio_user_tables / _indexes).
+ */
 async function bufferCounts(pool: pg.Pool): Promise<BufferCounts> {
-  const { rows } = await pool.query<BufferCounts>(`SELECT blks_hit::float8 AS hit, blks_read::float8 AS read FROM pg_stat_database WHERE datname = current_database()`);
-  return rows[0];
+  const { rows } = await pool.query<{ hit: number; read: number }>(`SELECT blks_hit::float8 AS hit, blks_read::float8 AS read FROM pg_stat_database WHERE datname = current_database()`);
+  const { rows: rel } = await pool.query<{ relation: string; hit: number; read: number }>(
+    `SELECT relname || ' (heap)' AS relation, coalesce(heap_blks_hit, 0)::float8 AS hit, coalesce(heap_blks_read, 0)::float8 AS read FROM pg_statio_user_tables
+     UNION ALL
+     SELECT indexrelname, coalesce(idx_blks_hit, 0)::float8, coalesce(idx_blks_read, 0)::float8 FROM pg_statio_user_indexes`,
+  );
+  return { ...rows[0], relations: new Map(rel.map((r) => [r.relation, { hit: r.hit, read: r.read }])) };
 }
 
 function bufferDelta(a: BufferCounts, b: BufferCounts, spikeRuns: number): FleetReport["spikeBuffers"] {
   const hit = b.hit - a.hit;
   const read = b.read - a.read;
-  return { hit, read, readPerSpikeRun: r3(read / Math.max(1, spikeRuns)), hitRatio: r3(hit / Math.max(1, hit + read)) };
+  const runs = Math.max(1, spikeRuns);
+  const byRelation = [...b.relations].map(([relation, after]) => {
+    const before = a.relations.get(relation) ?? { hit: 0, read: 0 };
+    const read = after.read - before.read;
+    return { relation, read, hit: after.hit - before.hit, readPerSpikeRun: r3(read / runs) };
+  });
+  byRelation.sort((x, y) => y.read - x.read);
+  return { hit, read, readPerSpikeRun: r3(read / runs), hitRatio: r3(hit / Math.max(1, hit + read)), byRelation: byRelation.slice(0, 10) };
 }
 
 export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<FleetReport> {
