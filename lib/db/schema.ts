@@ -110,9 +110,13 @@ export const schedules = pgTable(
     uniqueIndex("schedules_name_live_key").on(t.name).where(sql`deleted_at IS NULL`),
     // A tag-restricted token's lists: schedules whose tags overlap the token's (tags && $1).
     index("schedules_tags_idx").using("gin", t.tags),
+    // The tick's query: due schedules of one partition, oldest high-water first.
+    index("schedules_tick_idx").on(t.partition, t.nextSlotAt).where(sql`enabled AND deleted_at IS NULL`),
     // The auto-resume pass's query (lib/schedules/auto-resume.ts): paused schedules whose resume time
     // passed, earliest first. Few schedules have one, so the index stays small with any fleet.
     index("schedules_resume_at_idx").on(t.resumeAt).where(sql`resume_at IS NOT NULL AND NOT enabled AND deleted_at IS NULL`),
+    // The schedule list sorted by next slot (lib/schedules/list.ts): keyset pages on (next_slot_at, id).
+    index("schedules_next_slot_idx").on(t.nextSlotAt, t.id).where(sql`deleted_at IS NULL`),
     // The list's search (lib/schedules/list.ts): ILIKE '%text%' over name, handler and description
     // through trigrams, one index for the three (pg_trgm lives in schema sk_ext).
     index("schedules_search_trgm_idx").using("gin", sql`(name || ' ' || handler || ' ' || description) sk_ext.gin_trgm_ops`),
@@ -123,38 +127,6 @@ export const schedules = pgTable(
     check("schedules_retry_sane", sql`retry_max_attempts >= 1 AND retry_base_seconds >= 0 AND retry_cap_seconds >= retry_base_seconds`),
     check("schedules_timeout_positive", sql`timeout_seconds IS NULL OR timeout_seconds >= 1`),
     check("schedules_max_concurrent_positive", sql`max_concurrent IS NULL OR max_concurrent >= 1`),
-  ],
-);
-
-/**
- * Each schedule's high-water mark, indexed: a copy of schedules.partition and next_slot_at, and
- * whether the tick materialises it (enabled and not deleted), kept equal to the schedules row in
- * the same statement by triggers/schedules_ticks_insert.sql and _update.sql. The tick finds due
- * schedules and the list sorts by next slot through this table's indexes, so no index of schedules
- * names next_slot_at: the tick's advance of a schedule is then a HOT update of the schedules row
- * (fillfactor, lib/db/sql/tables/schedules.sql) and three entries in this narrow table's indexes,
- * where it was a new entry in every index of schedules, two of them GIN (tags, the search's trigrams).
- * schedules.next_slot_at stays the one source: readers read it there, and only these two walks read
- * the copy.
- */
-export const scheduleTicks = pgTable(
-  "schedule_ticks",
-  {
-    scheduleId: bigint("schedule_id", { mode: "number" })
-      .primaryKey()
-      .references(() => schedules.id, { onDelete: "cascade" }),
-    partition: integer("partition").notNull(),
-    nextSlotAt: ts("next_slot_at").notNull(),
-    /** enabled AND deleted_at IS NULL on the schedule: the tick materialises its slots. */
-    ticking: boolean("ticking").notNull(),
-    /** deleted_at IS NULL on the schedule: it is in the list. */
-    live: boolean("live").notNull(),
-  },
-  (t) => [
-    // The tick's query (lib/runs/tick.ts): due schedules of one partition, oldest high-water first.
-    index("schedule_ticks_due_idx").on(t.partition, t.nextSlotAt).where(sql`ticking`),
-    // The schedule list sorted by next slot (lib/schedules/list.ts): keyset pages on (next_slot_at, id).
-    index("schedule_ticks_next_slot_idx").on(t.nextSlotAt, t.scheduleId).where(sql`live`),
   ],
 );
 

@@ -6,8 +6,7 @@
  *   ON CONFLICT DO NOTHING;
  * - due schedules are taken FOR UPDATE SKIP LOCKED, so two tickers work on different schedules;
  * - the high-water mark (schedules.next_slot_at) advances in the same transaction as the insert,
- *   and lives in the database, so a worker that restarts every hour never loses a weekly slot; due
- *   schedules are found through its indexed copy in schedule_ticks (lib/db/schema.ts says why);
+ *   and lives in the database, so a worker that restarts every hour never loses a weekly slot;
  * - what is due is decided by sk_now() alone (promise: one clock decides).
  * Per batch: one SELECT … FOR UPDATE SKIP LOCKED (an index scan per partition), one INSERT … SELECT FROM unnest, one UPDATE … FROM unnest.
  */
@@ -86,7 +85,7 @@ let rotation = 0;
  * The due schedules of one batch, locked (FOR UPDATE SKIP LOCKED). With partitions, one index scan
  * per partition (LATERAL, in rotating order, stopping at the batch size) rather than
  * `partition = ANY(…)`: that is a bitmap scan, and a bitmap scan never marks dead index entries.
- * Every tick that advances a schedule leaves a dead entry in schedule_ticks_due_idx (next_slot_at is
+ * Every tick that advances a schedule leaves a dead entry in schedules_tick_idx (next_slot_at is
  * in it), so after the top of the hour's tick each bitmap scan would re-read every schedule
  * advanced, until vacuum, on every tick of the spike. A plain index scan marks them dead on the
  * first pass.
@@ -101,17 +100,13 @@ let rotation = 0;
 function selectDue(opts: TickOptions, batchSize: number, perPartition: number): SQL {
   const columns = sql`s.id, s.partition, s.cron, s.every_seconds, s.timezone, s.catch_up, s.max_lateness_seconds,
              s.jitter_seconds, s.retry_max_attempts, s.next_slot_at, sk_now() AS now`;
-  const horizon = sql`(SELECT sk_now()) + make_interval(secs => ${opts.horizonSeconds})`;
-  // The walk is over the copy (t, schedule_ticks_due_idx); what is locked and read is the schedule
-  // (s). The conditions on s are checked again on the row as locked, so a schedule another
-  // transaction advanced or paused between the walk and the lock is read as it now stands.
-  const due = sql`t.ticking AND t.next_slot_at <= ${horizon}
-        AND s.id = t.schedule_id AND s.enabled AND s.deleted_at IS NULL AND s.next_slot_at <= ${horizon}`;
+  const due = sql`s.enabled AND s.deleted_at IS NULL
+        AND s.next_slot_at <= (SELECT sk_now()) + make_interval(secs => ${opts.horizonSeconds})`;
   if (opts.partitions === null) {
     return sql`
-      SELECT ${columns} FROM schedule_ticks t, schedules s WHERE ${due}
-      ORDER BY t.next_slot_at LIMIT ${batchSize}
-      FOR UPDATE OF s SKIP LOCKED`;
+      SELECT ${columns} FROM schedules s WHERE ${due}
+      ORDER BY s.next_slot_at LIMIT ${batchSize}
+      FOR UPDATE SKIP LOCKED`;
   }
   const parts = opts.partitions;
   const start = rotation++ % Math.max(1, parts.length);
@@ -119,10 +114,10 @@ function selectDue(opts: TickOptions, batchSize: number, perPartition: number): 
   return sql`
       SELECT s.* FROM unnest(${sql.param(ordered)}::int[]) AS p(partition)
       CROSS JOIN LATERAL (
-        SELECT ${columns} FROM schedule_ticks t, schedules s
-        WHERE t.partition = p.partition AND ${due}
-        ORDER BY t.next_slot_at LIMIT ${perPartition}
-        FOR UPDATE OF s SKIP LOCKED) s
+        SELECT ${columns} FROM schedules s
+        WHERE s.partition = p.partition AND ${due}
+        ORDER BY s.next_slot_at LIMIT ${perPartition}
+        FOR UPDATE SKIP LOCKED) s
       LIMIT ${batchSize}`;
 }
 

@@ -5,8 +5,8 @@
  * Every sort is a total order with the id as the last key, and a cursor is the last row's keys
  * (opaque: base64url JSON), so walking the pages returns each matching schedule exactly once, in
  * order, however many there are. Sorts:
- * - `name` (schedules_name_live_key), `nextDue` (next_slot_at, through its copy in schedule_ticks,
- *   schedule_ticks_next_slot_idx): an index walk that stops after one page;
+ * - `name` (schedules_name_live_key), `nextDue` (next_slot_at, schedules_next_slot_idx): an index
+ *   walk that stops after one page;
  * - `lastSuccess`: longest since its last success first (never succeeded first of all, by id), on
  *   the stored last success (lib/schedules/last-success.ts, schedule_last_success_order_idx): an
  *   index walk that stops after one page as well;
@@ -157,10 +157,8 @@ async function keyPage(db: Pick<Db, "execute">, where: SQL[], seg: Segment, afte
     // name >= k lets the name index start at the cursor; names are unique among live schedules.
     if (after) w.push(sql`s.name >= ${after.k} AND (s.name > ${after.k} OR s.id > ${after.id})`);
   } else if (seg.by === "nextDue") {
-    key = sql`t.next_slot_at`;
-    id = sql`t.schedule_id`;
-    from = sql`schedule_ticks t JOIN schedules s ON s.id = t.schedule_id AND t.live`;
-    if (after) w.push(sql`(t.next_slot_at, t.schedule_id) > (${after.k}::timestamptz, ${after.id}::bigint)`);
+    key = sql`s.next_slot_at`;
+    if (after) w.push(sql`(s.next_slot_at, s.id) > (${after.k}::timestamptz, ${after.id}::bigint)`);
   } else {
     key = lastSuccessKey;
     id = lastSuccessId;

@@ -113,15 +113,15 @@ export async function tickToHorizon(db: Db, partitions: number, opts: { lateness
 
 /**
  * How far ahead of the clock the tick has materialised: min(next_slot_at) - sk_now() over live
- * schedules, in seconds, one index probe per partition (schedule_ticks_due_idx). Negative: a slot is
+ * schedules, in seconds, one index probe per partition (schedules_tick_idx). Negative: a slot is
  * due that no run exists for yet (the horizon starved).
  */
 export async function horizonAheadSeconds(pool: pg.Pool, partitions: number): Promise<number> {
   const { rows } = await pool.query<{ ahead: number | null }>(
     `SELECT extract(epoch FROM min(x.next) - sk_now())::float8 AS ahead
      FROM generate_series(0, $1::int - 1) p
-     CROSS JOIN LATERAL (SELECT t.next_slot_at AS next FROM schedule_ticks t
-       WHERE t.partition = p AND t.ticking ORDER BY t.next_slot_at LIMIT 1) x`,
+     CROSS JOIN LATERAL (SELECT s.next_slot_at AS next FROM schedules s
+       WHERE s.partition = p AND s.enabled AND s.deleted_at IS NULL ORDER BY s.next_slot_at LIMIT 1) x`,
     [partitions],
   );
   return rows[0].ahead ?? Infinity;
