@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { setupTestDatabase } from "../testing/db";
-import { seqScannedTables } from "../testing/plans";
+import { indexesWalked, seqScannedTables } from "../testing/plans";
 import { preparedStatements } from "./prepared";
 // Loaded for the statements they prepare.
 import "../runs/claim";
@@ -28,6 +28,25 @@ describe("hot-path statements' generic plans", () => {
   it("knows every statement the claim, finish and heartbeat prepare", () => {
     const prefixes = new Set(preparedStatements.map((s) => s.name.replace(/_[0-9a-f]{16}$/, "")));
     expect([...prefixes].sort()).toEqual(["sk_adopt", "sk_claim", "sk_claim_exclusive", "sk_claim_exclusive_locks", "sk_claim_handlers", "sk_finish_done", "sk_finish_done_out", "sk_finish_other", "sk_finish_tid", "sk_finish_tid_out", "sk_heartbeat", "sk_next_due", "sk_rescue"]);
+  });
+
+  // Every pending run here has one handler (noop), as in a fleet of one handler, where the
+  // statistics alone would say any handler holds every queued run (lib/db/sql/tables/run_queue.sql).
+  it("the claim by handler walks run_queue_claim_handler_idx, never the partition's due runs of every handler", async () => {
+    const statement = preparedStatements.find((s) => s.name.startsWith("sk_claim_handlers_"));
+    expect(statement).toBeDefined();
+    const client = await t.pool.connect();
+    try {
+      await client.query("SET plan_cache_mode = force_generic_plan");
+      await client.query(`PREPARE hot AS ${statement!.text}`);
+      const nulls = statement!.params.map(() => "NULL").join(", ");
+      const walked = await indexesWalked(client, `EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
+      expect(walked).toContain("run_queue_claim_handler_idx");
+      expect(walked).not.toContain("run_queue_claim_idx");
+    } finally {
+      await client.query("DEALLOCATE ALL").catch(() => {});
+      client.release();
+    }
   });
 
   it.each(preparedStatements.filter((s) => !s.scanAllowed).map((s) => [s.name, s] as const))("%s reads rows by index or TID, never a whole table", async (_name, statement) => {

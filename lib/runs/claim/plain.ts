@@ -67,8 +67,14 @@ const CLAIM_IN_PARTITION = claimPlainIn(sql`AND q.partition = ${sql.placeholder(
  * (partition, run_after): where a partition holds runs of handlers the worker does not serve (two
  * handlers served by different workers), every claim walked over all of those still pending ahead
  * of its own, again on each claim, and a spike's runs share one due instant. An empty handler
- * costs one index probe. A handler's rows beyond the cut stay locked until the statement commits
- * (at most limit per handler with due runs there), then are free for the next claim. Max lateness
+ * costs one index probe.
+ *
+ * Only run_queue_claim_handler_idx serves a handler's lateral, and the planner picks it only while
+ * it believes a handler holds few of the due runs: the statistics of run_queue.handler say so
+ * whatever the fleet (lib/db/sql/tables/run_queue.sql).
+ *
+ * A handler's rows beyond the cut stay locked until the statement commits (at most limit per
+ * handler with due runs there), then are free for the next claim. Max lateness
  * as in the claim above: a locked row past its bound comes back refused, for claimPlain to record.
  */
 const CLAIM_IN_PARTITION_BY_HANDLER = prepare("sk_claim_handlers", sql`
