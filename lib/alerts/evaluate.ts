@@ -27,6 +27,7 @@ import { isDeadlock } from "../db/sql-errors";
 import { getScheduleHealthAt } from "../health/schedule-health";
 import { applyLastSuccessChanges } from "../schedules/last-success";
 import { verdictsFor, type RuleVerdict } from "./rules";
+import { vacuumWatchAfter } from "./watch-vacuum";
 import { dueNow, forgetChanges, nextCheckAt, nextReminders, passClock, recordPass, settleInstants, storeChecks, watchedSchedule, watchInputs, type WatchedSchedule } from "./watch";
 
 export type EvaluateOptions = {
@@ -65,7 +66,7 @@ export const ALERTS_LOCK_KEY = "slotkeeper:alerts";
  * which slows every claim of the spike. Verdicts are per schedule and every page compares with the
  * stored state, so pages need no common snapshot.
  */
-export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?: number }): Promise<EvaluateResult> {
+export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?: number; vacuumMinRows?: number }): Promise<EvaluateResult> {
   const lockClient = await db.$client.connect();
   let locked = false;
   try {
@@ -87,7 +88,9 @@ export async function evaluateAlerts(db: Db, opts: EvaluateOptions & { pageSize?
     // Every schedule the log rows named is evaluated and stored: only now may they go.
     await forgetChanges(db, logged);
     await recordPass(db, startedAt);
-    if (due.length > 0) await settleInstants(db);
+    // A pass that rewrote a large share of alert_watch vacuums it (which also clears what
+    // settleInstants would walk); any other pass settles the instants it replaced.
+    if (due.length > 0 && !(await vacuumWatchAfter(db, due.length, opts.vacuumMinRows))) await settleInstants(db);
     return result;
   } finally {
     await releaseLock(lockClient, locked);
