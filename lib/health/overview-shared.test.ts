@@ -3,7 +3,7 @@ import { makeSchedule } from "../testing/factories";
 import { setupTestDatabase } from "../testing/db";
 import type { Db } from "../db/client";
 import { getOverview, type OverviewSummary } from "./overview";
-import { sharedOverview, STALE_FACTOR, STALE_WAIT_MS } from "./overview-shared";
+import { DUTY_FACTOR, sharedOverview, STALE_FACTOR, STALE_WAIT_MS } from "./overview-shared";
 
 const t = setupTestDatabase();
 
@@ -48,13 +48,13 @@ describe("the Overview shared by its readers", () => {
 
     // No answer yet: the reader waits for the first reading, however long it takes.
     const first = sharedOverview(db, maxAge, read);
-    await vi.advanceTimersByTimeAsync(5 * STALE_WAIT_MS);
+    await vi.advanceTimersByTimeAsync(2 * STALE_WAIT_MS);
     expect(begun).toHaveLength(1);
     begun[0].release(answer(1));
     expect((await first).totals.now).toBe("reading 1");
 
     // Fresh (its age counts from when its reading began): no new reading.
-    await vi.advanceTimersByTimeAsync(maxAge - 5 * STALE_WAIT_MS - 10);
+    await vi.advanceTimersByTimeAsync(maxAge - 2 * STALE_WAIT_MS - 10);
     expect((await sharedOverview(db, maxAge, read)).totals.now).toBe("reading 1");
     expect(begun).toHaveLength(1);
 
@@ -83,6 +83,37 @@ describe("the Overview shared by its readers", () => {
     begun[2].release(answer(3));
     await vi.advanceTimersByTimeAsync(0);
     expect(late!.totals.now).toBe("reading 3");
+  });
+
+  it("a reading slower than maxAge / DUTY_FACTOR keeps its answer fresh for DUTY_FACTOR times its time: readers never keep the database reading it back to back", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout", "performance"] });
+    const db = {} as Db;
+    const { begun, read } = heldReadings();
+    const maxAge = 1_000;
+    const took = 2_000;
+    // A reader every 100 ms for a minute while every reading takes 2 s (as at the top of the hour of
+    // a large fleet): the database reads the Overview at most a quarter of the time.
+    let answered = 0;
+    let answerAt: number | null = null;
+    for (let now = 0; now < 60_000; now += 100) {
+      void sharedOverview(db, maxAge, read);
+      await vi.advanceTimersByTimeAsync(0);
+      // A reading that began answers `took` later.
+      if (answerAt === null && begun.length > answered) answerAt = now + took;
+      if (answerAt !== null && now >= answerAt) {
+        begun[answered].release(answer(answered + 1));
+        answered++;
+        answerAt = null;
+      }
+      await vi.advanceTimersByTimeAsync(100);
+    }
+    expect(answered).toBeGreaterThan(2);
+    expect((answered * took) / 60_000).toBeLessThanOrEqual(1 / DUTY_FACTOR + 0.05);
+    // and a reader is served from the last answer meanwhile, without waiting on the database.
+    let served: OverviewSummary | null = null;
+    void sharedOverview(db, maxAge, read).then((a) => (served = a));
+    await vi.advanceTimersByTimeAsync(STALE_WAIT_MS);
+    expect(served).not.toBeNull();
   });
 
   it("a failed reading fails the readers waiting on it and is not kept: the next reader reads again", async () => {

@@ -11,8 +11,15 @@
  *   One console on a small fleet so always sees a new reading (it takes milliseconds); twenty on a
  *   fleet whose reading takes half a second wait at most STALE_WAIT_MS.
  *
- * So an answer is at most STALE_FACTOR × `maxAgeMs` old, and says when it was read (`totals.now`,
- * the database clock). A failed reading is not kept and fails its waiting readers (a read from a
+ * - A reading that took longer than `maxAgeMs` ÷ DUTY_FACTOR keeps its answer fresh for
+ *   DUTY_FACTOR times what it took, so the readings take at most 1 ÷ DUTY_FACTOR of one database
+ *   connection's time, however slow they get. Without it a reading slower than `maxAgeMs` began
+ *   again as soon as it ended: at the top of the hour of a 2,000,000-schedule fleet (1–2 s a
+ *   reading, most of it the wait histogram's walk of 400,000 due runs whose pages the claims keep
+ *   changing) one backend read the Overview without pause beside the workers on a 2-core machine.
+ *
+ * So an answer is at most STALE_FACTOR × max(`maxAgeMs`, DUTY_FACTOR × its reading's time) old, and
+ * says when it was read (`totals.now`, the database clock). A failed reading is not kept and fails its waiting readers (a read from a
  * standby then falls back to the primary, lib/server/route.ts); the next reader tries again.
  * `maxAgeMs` 0 reads the database for every request (SLOTKEEPER_OVERVIEW_MAX_AGE_MS).
  */
@@ -23,8 +30,11 @@ import { getOverview, type OverviewSummary } from "./overview";
 export const STALE_FACTOR = 5;
 /** How long a reader waits for a new reading before it takes the last answer. */
 export const STALE_WAIT_MS = 100;
+/** An answer stays fresh for at least this many times what its reading took. */
+export const DUTY_FACTOR = 4;
 
-type Shared = { value: OverviewSummary | null; readAt: number; inFlight: Promise<OverviewSummary> | null };
+/** `readAt`: when the kept answer's reading began; `tookMs`: how long it took. */
+type Shared = { value: OverviewSummary | null; readAt: number; tookMs: number; inFlight: Promise<OverviewSummary> | null };
 
 const byDb = new WeakMap<Db, Shared>();
 
@@ -32,11 +42,12 @@ const byDb = new WeakMap<Db, Shared>();
 export async function sharedOverview(db: Db, maxAgeMs: number, read: (db: Db) => Promise<OverviewSummary> = getOverview): Promise<OverviewSummary> {
   if (maxAgeMs <= 0) return read(db);
   let s = byDb.get(db);
-  if (!s) byDb.set(db, (s = { value: null, readAt: 0, inFlight: null }));
+  if (!s) byDb.set(db, (s = { value: null, readAt: 0, tookMs: 0, inFlight: null }));
   const age = performance.now() - s.readAt;
-  if (s.value && age < maxAgeMs) return s.value;
+  const freshMs = Math.max(maxAgeMs, DUTY_FACTOR * s.tookMs);
+  if (s.value && age < freshMs) return s.value;
   const reading = s.inFlight ?? start(db, s, read);
-  if (!s.value || age >= maxAgeMs * STALE_FACTOR) return reading;
+  if (!s.value || age >= freshMs * STALE_FACTOR) return reading;
   const last = s.value;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const waited = new Promise<OverviewSummary>((resolve) => (timer = setTimeout(() => resolve(last), STALE_WAIT_MS)));
@@ -53,6 +64,7 @@ function start(db: Db, s: Shared, read: (db: Db) => Promise<OverviewSummary>): P
     (value) => {
       s.value = value;
       s.readAt = begun;
+      s.tookMs = performance.now() - begun;
       s.inFlight = null;
       return value;
     },
