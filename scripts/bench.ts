@@ -1,5 +1,5 @@
 // `npm run bench [-- --schedules S --workers W --batch B --partitions P --steady N --quick --peers --handlers 2 --hosts H]`
-// `npm run bench -- --fleet [--fleet-schedules N --fleet-steady-seconds T --fleet-readers R]` (scripts/bench/fleet.ts)
+// `npm run bench -- --fleet [--fleet-schedules N --fleet-steady-seconds T --fleet-readers R --fleet-reader-pace-ms P]` (scripts/bench/fleet.ts)
 // `npm run bench -- --alerts-measure [--alerts-schedules N]` (scripts/bench/alerts-measure.ts)
 // Starts from an empty database (a fresh `sk_bench_<ts>` on DATABASE_URL's server, or on the
 // embedded one), runs the raw ceiling (partition-aware and pipelined, then the plain
@@ -10,6 +10,7 @@
 import os from "node:os";
 import { parseArgs } from "node:util";
 import pg from "pg";
+import { LIVE_REFRESH_MS } from "../lib/client/api";
 import { loadConfig } from "../lib/config";
 import { createDb, createPool } from "../lib/db/client";
 import { openDatabase } from "../lib/db/connect";
@@ -44,6 +45,7 @@ const { values: args } = parseArgs({
     "fleet-schedules": { type: "string" },
     "fleet-steady-seconds": { type: "string" },
     "fleet-readers": { type: "string" },
+    "fleet-reader-pace-ms": { type: "string" },
     "alerts-measure": { type: "boolean", default: false },
     "alerts-schedules": { type: "string" },
   },
@@ -135,6 +137,7 @@ async function main() {
         schedules: num(args["fleet-schedules"], 2_000_000),
         steadySeconds: num(args["fleet-steady-seconds"], 60),
         readers: num(args["fleet-readers"], 20),
+        readerPaceMs: num(args["fleet-reader-pace-ms"], LIVE_REFRESH_MS),
         workers: opts.workers,
         batch: opts.batch,
         partitions: opts.partitions,

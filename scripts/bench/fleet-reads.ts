@@ -27,26 +27,34 @@ export const CONSOLE_READS: Record<string, (db: Db, t: ConsoleTarget) => Promise
   runs: (db) => listRuns(db, { upcoming: false }),
 };
 
-export type ConsoleReport = Record<string, { p50Ms: number; p95Ms: number; calls: number }> & { readers: number };
+export type ConsoleReport = Record<string, { p50Ms: number; p95Ms: number; calls: number }> & { readers: number; paceMs: number };
 
 /**
  * Start `readers` concurrent readers, each cycling through CONSOLE_READS (offset by its index) on a
  * pool of its own, until the returned stop() is called; stop() resolves to p50/p95 of each read
  * (every call begun before stop() counted).
+ *
+ * `paceMs`: a reader begins a read at most once per `paceMs`, as an open console refetches its
+ * page every LIVE_REFRESH_MS (lib/client/api.ts; a read that takes longer is followed by the next
+ * at once), the readers' first reads spread over one pace. 0: each reader reads again the moment
+ * its read returns, a load test rather than readers.
  */
-export function startConsoleReaders(url: string, target: ConsoleTarget, readers = 20): { stop: () => Promise<ConsoleReport>; fewestCalls: () => number } {
+export function startConsoleReaders(url: string, target: ConsoleTarget, readers = 20, paceMs = 0): { stop: () => Promise<ConsoleReport>; fewestCalls: () => number } {
   const pool = createPool(url, { max: readers, applicationName: "slotkeeper:bench-console" });
   const db = createDb(pool);
   const names = Object.keys(CONSOLE_READS);
   const ms = new Map<string, number[]>(names.map((n) => [n, []]));
   let stopping = false;
+  const pause = (ms: number) => (ms > 0 && !stopping ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
   const loops = Array.from({ length: readers }, async (_, i) => {
+    await pause((i * paceMs) / readers);
     for (let k = i; !stopping; k++) {
       const name = names[k % names.length];
       const t0 = performance.now();
       await CONSOLE_READS[name](db, target);
       // A read begun before stop() counts: it met the spike.
       ms.get(name)!.push(performance.now() - t0);
+      await pause(t0 + paceMs - performance.now());
     }
   });
   return {
@@ -57,7 +65,7 @@ export function startConsoleReaders(url: string, target: ConsoleTarget, readers 
       await Promise.all(loops);
       await pool.end();
       const q = (xs: number[], p: number) => (xs.length === 0 ? 0 : Math.round([...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))] * 10) / 10);
-      const out: Record<string, unknown> = { readers };
+      const out: Record<string, unknown> = { readers, paceMs };
       for (const [n, xs] of ms) out[n] = { p50Ms: q(xs, 0.5), p95Ms: q(xs, 0.95), calls: xs.length };
       return out as ConsoleReport;
     },

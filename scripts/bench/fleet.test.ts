@@ -30,6 +30,7 @@ describe("npm run bench -- --fleet", () => {
         pollIntervalMs: 200,
         tickMinutes: 2,
         readers: 4,
+        readerPaceMs: 100,
       });
       expect(fleet).toMatchObject({
         schedules: SCHEDULES,
@@ -40,7 +41,7 @@ describe("npm run bench -- --fleet", () => {
         alertPass: { firstSeconds: figure, idleSeconds: figure, busySeconds: figure, peakRssMb: { first: figure, idle: figure, busy: figure }, changedSchedules: 20, checked: { first: SCHEDULES, idle: figure, busy: figure } },
         spikeBuffers: { hit: figure, read: figure, readPerSpikeRun: figure, hitRatio: figure, byRelation: expect.any(Array) },
         metrics: { bytes: figure, seconds: figure },
-        console: { readers: 4, overview: pair, search: pair, history: pair, runs: pair },
+        console: { readers: 4, paceMs: 100, overview: pair, search: pair, history: pair, runs: pair },
         databaseSizeMb: figure,
       });
       expect(fleet.workerRssMb).toHaveLength(2);

@@ -1,12 +1,13 @@
 // `npm run bench -- --fleet`: a whole fleet on one database. N schedules (default
 // 2,000,000) seeded in SQL: 20 % hourly at minute zero, the rest spread (fleet-seed.ts). The
 // database clock runs from T0 = due - (steady + 10) s: the spread schedules fire through a steady
-// window, the hourly ones all come due at `due` while the rest keep firing, 20 console readers
-// read through the spike; then one metrics scrape, the alert pass idle and busy, and the tick's
+// window, the hourly ones all come due at `due` while the rest keep firing, 20 console readers (each
+// refetching a page every 2 s, as an open console does) read through the spike; then one metrics scrape, the alert pass idle and busy, and the tick's
 // cost per minute of schedule time with the clock stepped. The raw ceiling (raw.ts, partition-aware
 // and pipelined) is measured first in the same run on the spike's S. Every figure about runs is
 // read from the runs rows.
 import type pg from "pg";
+import { LIVE_REFRESH_MS } from "../../lib/client/api";
 import type { Db } from "../../lib/db/client";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { HOURLY_PREFIX, HOURLY_SHARE, horizonAheadSeconds, measureTick, seedFleet, SPREAD_PREFIX, tickToHorizon, type SeedReport, type TickReport } from "./fleet-seed";
@@ -30,6 +31,8 @@ export type FleetOptions = {
   tickMinutes?: number;
   /** Concurrent console readers during the spike (default 20; 0: none, and `console` is null). */
   readers?: number;
+  /** A reader begins a read at most once per this many ms (default LIVE_REFRESH_MS, the console's refetch; 0: tight loops). */
+  readerPaceMs?: number;
 };
 
 export type FleetReport = {
@@ -150,7 +153,7 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
     const untilDueMs = (o.steadySeconds + 10) * 1000 - 500 - (performance.now() - clockStartedAt);
     await new Promise((r) => setTimeout(r, Math.max(0, untilDueMs)));
     const readerCount = o.readers ?? 20;
-    readers = readerCount > 0 ? startConsoleReaders(o.url, target, readerCount) : null;
+    readers = readerCount > 0 ? startConsoleReaders(o.url, target, readerCount, o.readerPaceMs ?? LIVE_REFRESH_MS) : null;
     const buffersBefore = await bufferCounts(pool);
     await waitFor("fleet spike to drain", () => dueDrained(pool, due, o.partitions), 900_000, 500);
     const buffersAfter = await bufferCounts(pool);
