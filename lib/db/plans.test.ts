@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { setupTestDatabase } from "../testing/db";
-import { indexesWalked, seqScannedTables } from "../testing/plans";
-import { preparedStatements } from "./prepared";
+import { indexesWalked, planNodes, seqScanned } from "../testing/plans";
+import { preparedStatements, type Prepared } from "./prepared";
 // Loaded for the statements they prepare.
 import "../runs/claim";
 import "../runs/finish";
@@ -24,6 +24,20 @@ beforeAll(async () => {
   await t.pool.query("VACUUM ANALYZE run_queue");
 });
 
+/** The generic plan of a prepared statement, as a pool connection runs it, its values all null. */
+async function genericPlan(statement: Prepared) {
+  const client = await t.pool.connect();
+  try {
+    await client.query("SET plan_cache_mode = force_generic_plan");
+    await client.query(`PREPARE hot AS ${statement.text}`);
+    const nulls = statement.params.map(() => "NULL").join(", ");
+    return await planNodes(client, `EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
+  } finally {
+    await client.query("DEALLOCATE ALL").catch(() => {});
+    client.release();
+  }
+}
+
 describe("hot-path statements' generic plans", () => {
   it("knows every statement the claim, finish and heartbeat prepare", () => {
     const prefixes = new Set(preparedStatements.map((s) => s.name.replace(/_[0-9a-f]{16}$/, "")));
@@ -35,31 +49,12 @@ describe("hot-path statements' generic plans", () => {
   it("the claim by handler walks run_queue_claim_handler_idx, never the partition's due runs of every handler", async () => {
     const statement = preparedStatements.find((s) => s.name.startsWith("sk_claim_handlers_"));
     expect(statement).toBeDefined();
-    const client = await t.pool.connect();
-    try {
-      await client.query("SET plan_cache_mode = force_generic_plan");
-      await client.query(`PREPARE hot AS ${statement!.text}`);
-      const nulls = statement!.params.map(() => "NULL").join(", ");
-      const walked = await indexesWalked(client, `EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
-      expect(walked).toContain("run_queue_claim_handler_idx");
-      expect(walked).not.toContain("run_queue_claim_idx");
-    } finally {
-      await client.query("DEALLOCATE ALL").catch(() => {});
-      client.release();
-    }
+    const walked = indexesWalked(await genericPlan(statement!));
+    expect(walked).toContain("run_queue_claim_handler_idx");
+    expect(walked).not.toContain("run_queue_claim_idx");
   });
 
   it.each(preparedStatements.filter((s) => !s.scanAllowed).map((s) => [s.name, s] as const))("%s reads rows by index or TID, never a whole table", async (_name, statement) => {
-    const client = await t.pool.connect();
-    try {
-      await client.query("SET plan_cache_mode = force_generic_plan");
-      await client.query(`PREPARE hot AS ${statement.text}`);
-      const nulls = statement.params.map(() => "NULL").join(", ");
-      const scanned = await seqScannedTables(client, `EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
-      expect(scanned).toEqual([]);
-    } finally {
-      await client.query("DEALLOCATE ALL").catch(() => {});
-      client.release();
-    }
+    expect(seqScanned(await genericPlan(statement))).toEqual([]);
   });
 });

@@ -7,14 +7,19 @@ function* nodes(n: PlanNode): Generator<PlanNode> {
   for (const c of n.Plans ?? []) yield* nodes(c);
 }
 
-/** The tables an EXPLAIN (… FORMAT JSON) statement's plan reads whole (its Seq Scan nodes). */
-export async function seqScannedTables(client: Pick<pg.ClientBase, "query">, explain: string): Promise<(string | undefined)[]> {
+/** Every node of an EXPLAIN (… FORMAT JSON) statement's plan, top down. */
+export async function planNodes(client: Pick<pg.ClientBase, "query">, explain: string): Promise<PlanNode[]> {
   const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(explain);
-  return [...nodes(rows[0]["QUERY PLAN"][0].Plan)].filter((n) => n["Node Type"] === "Seq Scan").map((n) => n["Relation Name"]);
+  return [...nodes(rows[0]["QUERY PLAN"][0].Plan)];
 }
 
-/** The indexes an EXPLAIN (… FORMAT JSON) statement's plan walks (its index and index-only scans, bitmap index scans). */
-export async function indexesWalked(client: Pick<pg.ClientBase, "query">, explain: string): Promise<string[]> {
-  const { rows } = await client.query<{ "QUERY PLAN": [{ Plan: PlanNode }] }>(explain);
-  return [...nodes(rows[0]["QUERY PLAN"][0].Plan)].flatMap((n) => (n["Index Name"] ? [n["Index Name"]] : []));
+/** The tables a plan reads whole (its Seq Scan nodes). */
+export const seqScanned = (plan: PlanNode[]) => plan.filter((n) => n["Node Type"] === "Seq Scan").map((n) => n["Relation Name"]);
+
+/** The indexes a plan walks (its index and index-only scans, bitmap index scans). */
+export const indexesWalked = (plan: PlanNode[]) => plan.flatMap((n) => (n["Index Name"] ? [n["Index Name"]] : []));
+
+/** The tables an EXPLAIN (… FORMAT JSON) statement's plan reads whole. */
+export async function seqScannedTables(client: Pick<pg.ClientBase, "query">, explain: string): Promise<(string | undefined)[]> {
+  return seqScanned(await planNodes(client, explain));
 }
