@@ -15,13 +15,12 @@ export const WATCH_VACUUM_SHARE = 0.2;
  * Why: a pass over the whole fleet (the first, or one after a migration) gives every row a status.
  * Until a vacuum, alert_watch_unevaluated_idx still points at every row's old version, and until an
  * analysis the statistics say every status is null, so the count of schedules not judged yet is
- * planned as a scan of alert_watch joined to every live schedule: 2.1 s a reading at 2,000,000
- * schedules, 16 ms through the index once the planner knows better but before a vacuum, 0.06 ms
- * after one (docs/benchmarks.md, "With 20 console readers"). The table's autovacuum settings start
- * at a fiftieth of it, so where autovacuum runs it has acted long before this share; where it is
- * off or behind, the pass that made the garbage clears it, once (about 1.2 s at 2,000,000 rows).
- * Which pass rewrote how much is known without the server's statistics, which a backend reports
- * only after its transactions, up to seconds later.
+ * planned as a scan of alert_watch joined to every live schedule, on every Overview reading
+ * (docs/benchmarks.md, "With 20 console readers"). The table's autovacuum settings start at a
+ * fiftieth of it, so where autovacuum runs it has acted long before this share; where it is off or
+ * behind, the pass that made the dead rows clears them, once. How much a pass rewrote is known here
+ * without the server's statistics, which a backend reports only after its transactions, up to
+ * seconds later.
  */
 export async function vacuumWatchAfter(db: Pick<Db, "execute">, rewritten: number, minRows = WATCH_VACUUM_MIN_ROWS): Promise<boolean> {
   if (rewritten < minRows) return false;

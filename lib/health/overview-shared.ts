@@ -13,14 +13,15 @@
  *
  * - A reading that took longer than `maxAgeMs` ÷ DUTY_FACTOR keeps its answer fresh for
  *   DUTY_FACTOR times what it took, so the readings take at most 1 ÷ DUTY_FACTOR of one database
- *   connection's time, however slow they get. Without it a reading slower than `maxAgeMs` began
- *   again as soon as it ended: at the top of the hour of a 2,000,000-schedule fleet (1–2 s a
- *   reading, most of it the wait histogram's walk of 400,000 due runs whose pages the claims keep
- *   changing) one backend read the Overview without pause beside the workers on a 2-core machine.
+ *   connection's time, however slow they get. Why: at the top of the hour of a large fleet a
+ *   reading takes longer than `maxAgeMs` (the wait histogram visits every due run, whose pages the
+ *   claims keep changing), and readings that began again as soon as they ended would keep a
+ *   backend reading the Overview beside the workers for the whole spike (docs/benchmarks.md).
  *
- * So an answer is at most STALE_FACTOR × max(`maxAgeMs`, DUTY_FACTOR × its reading's time) old, and
- * says when it was read (`totals.now`, the database clock). A failed reading is not kept and fails its waiting readers (a read from a
- * standby then falls back to the primary, lib/server/route.ts); the next reader tries again.
+ * So an answer is at most STALE_FACTOR × max(`maxAgeMs`, DUTY_FACTOR × its reading's time) old,
+ * and says when it was read (`totals.now`, the database clock). A failed reading is not kept and
+ * fails its waiting readers (a read from a standby then falls back to the primary,
+ * lib/server/route.ts); the next reader tries again.
  * `maxAgeMs` 0 reads the database for every request (SLOTKEEPER_OVERVIEW_MAX_AGE_MS).
  */
 import type { Db } from "../db/client";
