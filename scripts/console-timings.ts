@@ -5,8 +5,8 @@
  * its bytes), R times each (default 3), p50 and p95 (nearest rank) printed. Before the Overview and
  * the scrape it runs the alert pass twice, timed, as the workers would have: the first evaluates
  * every schedule (the counts by status are the last pass's), the second only what came due since.
- * Then alert_watch is vacuumed and analysed, as autovacuum does within a minute of a pass that
- * rewrote every row (until then the count of schedules not evaluated yet scans it).
+ * The first pass, having rewritten every watch row, vacuums and analyses alert_watch itself
+ * (lib/alerts/watch-vacuum.ts).
  * The "pending log" cases time a schedule's health (one schedule, as a search with one result reads it,
  * and a page of 50) with a success log of 320,000 finishes not applied yet (4,000 statements' worth,
  * as between two passes of a worker whose alert pass runs seldom), then empty that log again.
@@ -104,7 +104,6 @@ async function main() {
         const pass = await timed(() => evaluateAlerts(db, { publicUrl: "http://localhost:3000", reminderSeconds: 0 }));
         console.log(`${label.padEnd(36)} ${(pass.ms / 1000).toFixed(2)} s, ${pass.value.checked} schedules checked`);
       }
-      await pool.query("VACUUM ANALYZE alert_watch");
     }
     if (wanted("overview")) {
       await getOverview(db);

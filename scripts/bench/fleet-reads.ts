@@ -45,7 +45,7 @@ export function startConsoleReaders(url: string, target: ConsoleTarget, readers 
   const names = Object.keys(CONSOLE_READS);
   const ms = new Map<string, number[]>(names.map((n) => [n, []]));
   let stopping = false;
-  const pause = (ms: number) => (ms > 0 && !stopping ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
+  const pause = (delayMs: number) => (delayMs > 0 && !stopping ? new Promise((r) => setTimeout(r, delayMs)) : Promise.resolve());
   const loops = Array.from({ length: readers }, async (_, i) => {
     await pause((i * paceMs) / readers);
     for (let k = i; !stopping; k++) {

@@ -1,11 +1,11 @@
 // `npm run bench -- --fleet`: a whole fleet on one database. N schedules (default
 // 2,000,000) seeded in SQL: 20 % hourly at minute zero, the rest spread (fleet-seed.ts). The
 // database clock runs from T0 = due - (steady + 10) s: the spread schedules fire through a steady
-// window, the hourly ones all come due at `due` while the rest keep firing, 20 console readers (each
-// refetching a page every 2 s, as an open console does) read through the spike; then one metrics scrape, the alert pass idle and busy, and the tick's
-// cost per minute of schedule time with the clock stepped. The raw ceiling (raw.ts, partition-aware
-// and pipelined) is measured first in the same run on the spike's S. Every figure about runs is
-// read from the runs rows.
+// window, the hourly ones all come due at `due` while the rest keep firing, 20 console readers
+// (each a page every 2 s, as an open console refetches) read through the spike; then one metrics
+// scrape, the alert pass idle and busy, and the tick's cost per minute of schedule time with the
+// clock stepped. The raw ceiling (raw.ts, partition-aware and pipelined) is measured first in the
+// same run on the spike's S. Every figure about runs is read from the runs rows.
 import type pg from "pg";
 import { LIVE_REFRESH_MS } from "../../lib/client/api";
 import type { Db } from "../../lib/db/client";
