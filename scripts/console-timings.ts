@@ -31,6 +31,8 @@ const CASES: [string, ScheduleListQuery][] = [
   ["by name", {}],
   ["search, 1 in 1,000 match", { search: "needle" }],
   ["search, no match", { search: "no-such-text" }],
+  ["search, two in three match", { search: "sync job" }],
+  ["search, one name", { search: "fleet-0123457" }],
   ["handler", { handler: "h3" }],
   ["queue", { queue: "bulk" }],
   ["tag", { tag: "team-2" }],

@@ -84,7 +84,7 @@ async function main() {
        FROM runs r JOIN schedules s ON s.id = r.schedule_id
        WHERE s.name LIKE 'demo-%' AND r.state = 'dead'`,
     );
-    await pool.query("ANALYZE runs; ANALYZE attempts; ANALYZE schedules");
+    await pool.query("ANALYZE runs; ANALYZE attempts; ANALYZE schedules; ANALYZE schedule_search");
     const { rows } = await pool.query<{ n: string }>("SELECT count(*) AS n FROM runs");
     console.log(`\nseeded ${scheduleCount} demo schedules and ${made.toLocaleString()} runs (runs table: ${Number(rows[0].n).toLocaleString()} rows) in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
   } finally {

@@ -126,10 +126,10 @@ function filters(q: ScheduleListQuery): SQL[] {
   const w: SQL[] = [sql`s.deleted_at IS NULL`];
   if (q.search) {
     const pattern = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    // The first test is schedules_search_trgm_idx's expression: a match in any of the three fields
-    // is a match in it, so the trigram index finds every candidate; the second is the rule itself
-    // (a pattern spanning two fields matches the first alone).
-    w.push(sql`(s.name || ' ' || s.handler || ' ' || s.description) ILIKE ${pattern}`);
+    // The first test reads schedule_search, the three fields as one text with its trigram index: a
+    // match in any of the three is a match in it, so the index finds every candidate; the second is
+    // the rule itself (a pattern spanning two fields matches the first alone).
+    w.push(sql`s.id IN (SELECT ss.schedule_id FROM schedule_search ss WHERE ss.text ILIKE ${pattern})`);
     w.push(sql`(s.name ILIKE ${pattern} OR s.handler ILIKE ${pattern} OR s.description ILIKE ${pattern})`);
   }
   if (q.tag !== undefined) w.push(sql`s.tags @> ARRAY[${q.tag}]::text[]`);

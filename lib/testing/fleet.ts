@@ -57,5 +57,5 @@ export async function seedFleet(pool: pg.Pool, count: number): Promise<void> {
      WHERE s.name LIKE 'fleet-%' AND n.i % 17 = 0`,
   );
   await applyLastSuccessChanges(createDb(pool));
-  await pool.query("ANALYZE schedules; ANALYZE runs; ANALYZE run_queue; ANALYZE schedule_last_success");
+  await pool.query("ANALYZE schedules; ANALYZE schedule_search; ANALYZE runs; ANALYZE run_queue; ANALYZE schedule_last_success");
 }

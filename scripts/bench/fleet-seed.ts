@@ -76,7 +76,7 @@ export async function seedFleet(pool: pg.Pool, o: { schedules: number; partition
       JITTER_SECONDS,
     ],
   );
-  await pool.query(`ANALYZE schedules`);
+  await pool.query(`ANALYZE schedules; ANALYZE schedule_search`);
   const { rows } = await pool.query<{ intervals: number; crons: number; jittered: number }>(
     `SELECT count(*) FILTER (WHERE every_seconds IS NOT NULL AND jitter_seconds = 0)::int AS intervals,
             count(*) FILTER (WHERE cron IS NOT NULL)::int AS crons,

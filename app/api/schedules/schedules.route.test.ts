@@ -154,3 +154,44 @@ describe("schedules API", () => {
     expect((await call("DELETE", "one", "nightly report", { query: "?history=maybe" })).status).toBe(400);
   });
 });
+
+describe("the list's search", () => {
+  const names = async (term: string) =>
+    (await call("GET", "list", null, { query: `?search=${encodeURIComponent(term)}` })).body.schedules.map((s: { name: string }) => s.name);
+  const versions = async (name: string) =>
+    (
+      await q<{ schedule: string; search: string }>(
+        "SELECT s.xmin::text AS schedule, ss.xmin::text AS search FROM schedules s JOIN schedule_search ss ON ss.schedule_id = s.id WHERE s.name = $1",
+        [name],
+      )
+    )[0];
+
+  it("finds a schedule by its name, handler and description as edited; the tick's advance does not rewrite what it searches", async () => {
+    await setClock(t.pool, at("12:00:00"));
+    const made = await call("POST", "list", null, { body: { name: "ledger-sync", handler: "noop", description: "books the day", everySeconds: 60 } });
+    expect(made.status).toBe(201);
+    expect(await names("ledger")).toEqual(["ledger-sync"]);
+    expect(await names("books the")).toEqual(["ledger-sync"]);
+
+    const edited = await call("PATCH", "one", "ledger-sync", { body: { version: 1, name: "journal-sync", handler: "http", payload: { url: "http://127.0.0.1:9/x" }, description: "closes the month" } });
+    expect(edited.status).toBe(200);
+    expect(await names("ledger")).toEqual([]);
+    expect(await names("books")).toEqual([]);
+    expect(await names("journal")).toEqual(["journal-sync"]);
+    expect(await names("closes the month")).toEqual(["journal-sync"]);
+    expect(await names("http")).toContain("journal-sync");
+
+    // xmin is the transaction that wrote a row's current version, as PostgreSQL records it: the
+    // tick rewrites the schedule (its next slot) and leaves its search row as the edit wrote it.
+    const before = await versions("journal-sync");
+    await setClock(t.pool, at("12:05:00"));
+    expect((await tick()).schedules).toBeGreaterThan(0);
+    const after = await versions("journal-sync");
+    expect(after.schedule).not.toBe(before.schedule);
+    expect(after.search).toBe(before.search);
+
+    expect((await call("DELETE", "one", "journal-sync", { query: "?history=delete" })).status).toBe(200);
+    expect(await q("SELECT count(*)::int AS n FROM schedule_search ss WHERE NOT EXISTS (SELECT 1 FROM schedules s WHERE s.id = ss.schedule_id)")).toEqual([{ n: 0 }]);
+    expect(await names("journal")).toEqual([]);
+  });
+});
