@@ -38,8 +38,18 @@ export type ConsoleReport = Record<string, { p50Ms: number; p95Ms: number; calls
  * page every LIVE_REFRESH_MS (lib/client/api.ts; a read that takes longer is followed by the next
  * at once), the readers' first reads spread over one pace. 0: each reader reads again the moment
  * its read returns, a load test rather than readers.
+ *
+ * `recordFrom` (a performance.now() instant): reads begun before it are not counted. Readers
+ * started ahead of a phase read as consoles already open when it begins do, with the Overview
+ * already shared among them (lib/health/overview-shared.ts) and their pages read once.
  */
-export function startConsoleReaders(url: string, target: ConsoleTarget, readers = 20, paceMs = 0): { stop: () => Promise<ConsoleReport>; fewestCalls: () => number } {
+export function startConsoleReaders(
+  url: string,
+  target: ConsoleTarget,
+  readers = 20,
+  paceMs = 0,
+  recordFrom = 0,
+): { stop: () => Promise<ConsoleReport>; fewestCalls: () => number } {
   const pool = createPool(url, { max: readers, applicationName: "slotkeeper:bench-console" });
   const db = createDb(pool);
   const names = Object.keys(CONSOLE_READS);
@@ -53,7 +63,7 @@ export function startConsoleReaders(url: string, target: ConsoleTarget, readers 
       const t0 = performance.now();
       await CONSOLE_READS[name](db, target);
       // A read begun before stop() counts: it met the spike.
-      ms.get(name)!.push(performance.now() - t0);
+      if (t0 >= recordFrom) ms.get(name)!.push(performance.now() - t0);
       await pause(t0 + paceMs - performance.now());
     }
   });

@@ -1,6 +1,7 @@
 // The fleet bench end to end at a tiny size against a real server: the report carries every figure
 // issue 26 lists, and what it says of the spike and the steady runs matches the runs rows, counted
 // here independently (one run per hourly schedule at the due slot, started once, done).
+import os from "node:os";
 import { describe, expect, it } from "vitest";
 import { setPartitionCount } from "../../lib/partitions/count";
 import { createTestDatabase } from "../../lib/testing/db";
@@ -40,11 +41,22 @@ describe("npm run bench -- --fleet", () => {
         steadyLateness: { p50Seconds: figure, p99Seconds: figure, unstarted: 0 },
         alertPass: { firstSeconds: figure, idleSeconds: figure, busySeconds: figure, peakRssMb: { first: figure, idle: figure, busy: figure }, changedSchedules: 20, checked: { first: SCHEDULES, idle: figure, busy: figure } },
         spikeBuffers: { hit: figure, read: figure, readPerSpikeRun: figure, hitRatio: figure, byRelation: expect.any(Array) },
+        spikeCpu: {
+          seconds: figure,
+          cores: os.cpus().length,
+          machineBusyShare: figure,
+          coreSeconds: { database: { workers: figure, readers: figure, other: figure }, workers: figure, harness: figure, other: figure },
+        },
         metrics: { bytes: figure, seconds: figure },
         console: { readers: 4, paceMs: 100, overview: pair, search: pair, history: pair, runs: pair },
         databaseSizeMb: figure,
       });
       expect(fleet.workerRssMb).toHaveLength(2);
+      // The split adds up to no more than the cores could give over the window (10 ms ticks of slack per process).
+      const { database, ...rest } = fleet.spikeCpu.coreSeconds;
+      const used = database.workers + database.readers + database.other + rest.workers + rest.harness + rest.other;
+      expect(fleet.spikeCpu.machineBusyShare).toBeLessThanOrEqual(1);
+      expect(used).toBeLessThanOrEqual(fleet.spikeCpu.cores * fleet.spikeCpu.seconds + 0.5);
       // Idle means idle: the workers drained every run due by the frozen clock before they stopped,
       // so the second pass has nothing to read; the busy pass reads at least the 20 turned failing.
       expect(fleet.alertPass.checked.idle).toBe(0);

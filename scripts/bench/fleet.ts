@@ -12,7 +12,7 @@ import type { Db } from "../../lib/db/client";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { HOURLY_PREFIX, HOURLY_SHARE, horizonAheadSeconds, measureTick, seedFleet, SPREAD_PREFIX, tickToHorizon, type SeedReport, type TickReport } from "./fleet-seed";
 import { runAlertPasses, scrapeMetrics, startConsoleReaders, type ConsoleReport } from "./fleet-reads";
-import { sampleRss, stopAll, waitFor } from "./procs";
+import { sampleRss, splitCpu, stopAll, waitFor, type CpuSplit } from "./procs";
 import { runRawSpike, type RawReport } from "./raw";
 import { awaitWorkersReady, BENCH_DUE, startWorkers } from "./spike";
 import { checkpointBeforePhase, checkRuns, prepareSpikeTables, spikeStats, type RunsCheck, type SpikeStats } from "./stats";
@@ -48,6 +48,8 @@ export type FleetReport = {
    * drained (pg_stat_database): `read` blocks came from outside shared buffers (the OS cache or disk).
    */
   spikeBuffers: { hit: number; read: number; readPerSpikeRun: number; hitRatio: number; byRelation: RelationReads[] };
+  /** Over the same window: how busy the cores were and whose processes used them. */
+  spikeCpu: CpuSplit;
   metrics: { bytes: number; seconds: number };
   console: ConsoleReport | null;
   workerRssMb: number[];
@@ -109,6 +111,12 @@ function bufferDelta(a: BufferCounts, b: BufferCounts, spikeRuns: number): Fleet
   return { hit, read, readPerSpikeRun: r3(read / runs), hitRatio: r3(hit / Math.max(1, hit + read)), byRelation: byRelation.slice(0, 10) };
 }
 
+/** Each client backend's application_name by pid (the workers', the console readers', the harness's). */
+async function backendNames(pool: pg.Pool): Promise<Map<number, string>> {
+  const { rows } = await pool.query<{ pid: number; name: string }>(`SELECT pid, application_name AS name FROM pg_stat_activity WHERE backend_type = 'client backend'`);
+  return new Map(rows.map((r) => [r.pid, r.name]));
+}
+
 export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<FleetReport> {
   const due = BENCH_DUE;
   const t0 = new Date(due.getTime() - (o.steadySeconds + 10) * 1000);
@@ -149,13 +157,19 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
       [`${SPREAD_PREFIX}%`],
     );
     const target = { search: pick[0].name.slice("fleet-".length), historyScheduleId: Number(pick[0].id) };
-    // Readers from half a second before the due instant until the spike has drained.
-    const untilDueMs = (o.steadySeconds + 10) * 1000 - 500 - (performance.now() - clockStartedAt);
-    await new Promise((r) => setTimeout(r, Math.max(0, untilDueMs)));
+    // Reads counted from half a second before the due instant until the spike has drained; the
+    // readers start one pace and two seconds before that, as consoles already open at the top of
+    // the hour, each having read its first page.
+    const paceMs = o.readerPaceMs ?? LIVE_REFRESH_MS;
+    const recordFrom = clockStartedAt + (o.steadySeconds + 10) * 1000 - 500;
+    await new Promise((r) => setTimeout(r, Math.max(0, recordFrom - paceMs - 2000 - performance.now())));
     const readerCount = o.readers ?? 20;
-    readers = readerCount > 0 ? startConsoleReaders(o.url, target, readerCount, o.readerPaceMs ?? LIVE_REFRESH_MS) : null;
+    readers = readerCount > 0 ? startConsoleReaders(o.url, target, readerCount, paceMs, recordFrom) : null;
+    await new Promise((r) => setTimeout(r, Math.max(0, recordFrom - performance.now())));
     const buffersBefore = await bufferCounts(pool);
+    const cpuUntil = await splitCpu(procs, () => backendNames(pool));
     await waitFor("fleet spike to drain", () => dueDrained(pool, due, o.partitions), 900_000, 500);
+    const spikeCpu = await cpuUntil();
     const buffersAfter = await bufferCounts(pool);
     let consoleReport: ConsoleReport | null = null;
     if (readers) {
@@ -226,6 +240,7 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
         checked: { first: first.checked[0], idle: idle.checked[idle.checked.length - 1], busy: busy.checked[0] },
       },
       spikeBuffers: bufferDelta(buffersBefore, buffersAfter, stats.runs),
+      spikeCpu,
       metrics,
       console: consoleReport,
       workerRssMb,

@@ -1,6 +1,7 @@
 // Child processes for the benchmark: spawn, sample their memory, stop them.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 
 export type Proc = { child: ChildProcess; pid: number; peakRssMb: number; exited: Promise<number | null> };
 
@@ -125,4 +126,75 @@ export async function waitFor(what: string, check: () => Promise<boolean>, timeo
     if (Date.now() > until) throw new Error(`bench: timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
+}
+
+/** Where the machine's CPU went over a phase, in core-seconds, and how busy its cores were. */
+export type CpuSplit = {
+  seconds: number;
+  cores: number;
+  /** Share of all cores' time not idle (user, system, irq, steal…) over the phase (/proc/stat). */
+  machineBusyShare: number;
+  coreSeconds: {
+    /** PostgreSQL backends by who connected (application_name): the workers', the console readers', the rest (the harness's own, the server's background processes). */
+    database: { workers: number; readers: number; other: number };
+    workers: number;
+    /** This process: the harness and, in the fleet bench, the console readers' client side. */
+    harness: number;
+    /** Everything else on the machine. */
+    other: number;
+  };
+};
+
+/** Busy and total jiffies of all cores together, from /proc/stat's first line. */
+function machineJiffies(): { busy: number; total: number } {
+  const f = fs.readFileSync("/proc/stat", "utf8").split("\n")[0].trim().split(/\s+/).slice(1).map(Number);
+  // user nice system idle iowait irq softirq steal (guest time is inside user).
+  const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+  return { busy: total - f[3] - f[4], total };
+}
+
+/**
+ * Start splitting CPU for a phase: `backends()` names each PostgreSQL backend's application_name
+ * (pg_stat_activity), read at the start and at the end so connections made meanwhile count too.
+ * Per-process counters: a process that ends within the phase loses its part to `other`.
+ */
+export async function splitCpu(workers: Proc[], backends: () => Promise<Map<number, string>>): Promise<() => Promise<CpuSplit>> {
+  const started = performance.now();
+  const jiffies = machineJiffies();
+  const harness = process.cpuUsage();
+  const names = await backends();
+  const pids = () => new Set([...postgresPids(), ...workers.map((w) => w.pid)]);
+  const before = new Map([...pids()].map((pid) => [pid, cpuSecondsOf(pid)]));
+  return async () => {
+    const seconds = (performance.now() - started) / 1000;
+    for (const [pid, name] of await backends()) names.set(pid, name);
+    const used = new Map([...pids()].map((pid) => [pid, Math.max(0, cpuSecondsOf(pid) - (before.get(pid) ?? 0))]));
+    const jiffiesNow = machineJiffies();
+    const h = process.cpuUsage(harness);
+    const r2 = (x: number) => Math.round(x * 100) / 100;
+    const database = { workers: 0, readers: 0, other: 0 };
+    const workerPids = new Set(workers.map((w) => w.pid));
+    let workerSeconds = 0;
+    for (const [pid, s] of used) {
+      if (workerPids.has(pid)) workerSeconds += s;
+      else {
+        const name = names.get(pid) ?? "";
+        database[name.startsWith("slotkeeper:worker") ? "workers" : name === "slotkeeper:bench-console" ? "readers" : "other"] += s;
+      }
+    }
+    const busyCoreSeconds = ((jiffiesNow.busy - jiffies.busy) / CLOCK_TICKS);
+    const harnessSeconds = (h.user + h.system) / 1e6;
+    const counted = database.workers + database.readers + database.other + workerSeconds + harnessSeconds;
+    return {
+      seconds: r2(seconds),
+      cores: os.cpus().length,
+      machineBusyShare: r2((jiffiesNow.busy - jiffies.busy) / Math.max(1, jiffiesNow.total - jiffies.total)),
+      coreSeconds: {
+        database: { workers: r2(database.workers), readers: r2(database.readers), other: r2(database.other) },
+        workers: r2(workerSeconds),
+        harness: r2(harnessSeconds),
+        other: r2(Math.max(0, busyCoreSeconds - counted)),
+      },
+    };
+  };
 }
