@@ -45,7 +45,7 @@ describe("npm run bench -- --fleet", () => {
           seconds: figure,
           cores: os.cpus().length,
           machineBusyShare: figure,
-          coreSeconds: { database: { workers: figure, readers: figure, other: figure }, workers: figure, harness: figure, other: figure },
+          coreSeconds: { database: { workers: figure, readers: figure, other: figure, ended: figure }, workers: figure, harness: figure, other: figure },
         },
         metrics: { bytes: figure, seconds: figure },
         console: { readers: 4, paceMs: 100, overview: pair, search: pair, history: pair, runs: pair },
@@ -54,7 +54,7 @@ describe("npm run bench -- --fleet", () => {
       expect(fleet.workerRssMb).toHaveLength(2);
       // The split adds up to no more than the cores could give over the window (10 ms ticks of slack per process).
       const { database, ...rest } = fleet.spikeCpu.coreSeconds;
-      const used = database.workers + database.readers + database.other + rest.workers + rest.harness + rest.other;
+      const used = database.workers + database.readers + database.other + database.ended + rest.workers + rest.harness + rest.other;
       expect(fleet.spikeCpu.machineBusyShare).toBeLessThanOrEqual(1);
       expect(used).toBeLessThanOrEqual(fleet.spikeCpu.cores * fleet.spikeCpu.seconds + 0.5);
       // Idle means idle: the workers drained every run due by the frozen clock before they stopped,

@@ -43,15 +43,31 @@ export function sampleRss(procs: Proc[], everyMs = 100): () => void {
   };
 }
 
-/** User plus system CPU seconds a process has used so far (0 once it is gone). */
-function cpuSecondsOf(pid: number): number {
+/** Fields of /proc/<pid>/stat after the command name (which may hold spaces); null once it is gone. */
+function statFields(pid: number): string[] | null {
   try {
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
-    const f = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ");
-    return (Number(f[11]) + Number(f[12])) / CLOCK_TICKS;
+    return fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(")").pop()!.trim().split(" ");
   } catch {
-    return 0;
+    return null;
   }
+}
+
+/** User plus system CPU seconds a process has used so far (0 once it is gone): utime and stime. */
+function cpuSecondsOf(pid: number): number {
+  const f = statFields(pid);
+  return f ? (Number(f[11]) + Number(f[12])) / CLOCK_TICKS : 0;
+}
+
+/** CPU seconds of a process's children that have ended and been waited for (cutime and cstime). */
+function endedChildrenCpuSecondsOf(pid: number): number {
+  const f = statFields(pid);
+  return f ? (Number(f[13]) + Number(f[14])) / CLOCK_TICKS : 0;
+}
+
+/** The PostgreSQL servers' postmasters here: postgres processes whose parent is not one. */
+function postmasterPids(pgPids: number[]): number[] {
+  const pg = new Set(pgPids);
+  return pgPids.filter((pid) => !pg.has(Number(statFields(pid)?.[1] ?? -1)));
 }
 
 // Linux's USER_HZ, what /proc/<pid>/stat counts in: 100 on every architecture Node runs on.
@@ -135,8 +151,13 @@ export type CpuSplit = {
   /** Share of all cores' time not idle (user, system, irq, steal…) over the phase (/proc/stat). */
   machineBusyShare: number;
   coreSeconds: {
-    /** PostgreSQL backends by who connected (application_name): the workers', the console readers', the rest (the harness's own, the server's background processes). */
-    database: { workers: number; readers: number; other: number };
+    /**
+     * PostgreSQL backends by who connected (application_name): the workers', the console readers',
+     * the rest (the harness's own, the server's background processes); `ended`: processes that
+     * ended within the phase (parallel query workers, closed connections), from the postmaster's
+     * count of its ended children.
+     */
+    database: { workers: number; readers: number; other: number; ended: number };
     workers: number;
     /** This process: the harness and, in the fleet bench, the console readers' client side. */
     harness: number;
@@ -156,7 +177,8 @@ function machineJiffies(): { busy: number; total: number } {
 /**
  * Start splitting CPU for a phase: `backends()` names each PostgreSQL backend's application_name
  * (pg_stat_activity), read at the start and at the end so connections made meanwhile count too.
- * Per-process counters: a process that ends within the phase loses its part to `other`.
+ * Per-process counters; a PostgreSQL process that ends within the phase counts in `database.ended`,
+ * any other in `other`.
  */
 export async function splitCpu(workers: Proc[], backends: () => Promise<Map<number, string>>): Promise<() => Promise<CpuSplit>> {
   const started = performance.now();
@@ -165,6 +187,8 @@ export async function splitCpu(workers: Proc[], backends: () => Promise<Map<numb
   const names = await backends();
   const pids = () => new Set([...postgresPids(), ...workers.map((w) => w.pid)]);
   const before = new Map([...pids()].map((pid) => [pid, cpuSecondsOf(pid)]));
+  const postmasters = postmasterPids(postgresPids());
+  const endedBefore = postmasters.reduce((sum, pid) => sum + endedChildrenCpuSecondsOf(pid), 0);
   return async () => {
     const seconds = (performance.now() - started) / 1000;
     for (const [pid, name] of await backends()) names.set(pid, name);
@@ -172,7 +196,8 @@ export async function splitCpu(workers: Proc[], backends: () => Promise<Map<numb
     const jiffiesNow = machineJiffies();
     const h = process.cpuUsage(harness);
     const r2 = (x: number) => Math.round(x * 100) / 100;
-    const database = { workers: 0, readers: 0, other: 0 };
+    const ended = postmasters.reduce((sum, pid) => sum + endedChildrenCpuSecondsOf(pid), 0) - endedBefore;
+    const database = { workers: 0, readers: 0, other: 0, ended };
     const workerPids = new Set(workers.map((w) => w.pid));
     let workerSeconds = 0;
     for (const [pid, s] of used) {
@@ -184,13 +209,13 @@ export async function splitCpu(workers: Proc[], backends: () => Promise<Map<numb
     }
     const busyCoreSeconds = ((jiffiesNow.busy - jiffies.busy) / CLOCK_TICKS);
     const harnessSeconds = (h.user + h.system) / 1e6;
-    const counted = database.workers + database.readers + database.other + workerSeconds + harnessSeconds;
+    const counted = database.workers + database.readers + database.other + database.ended + workerSeconds + harnessSeconds;
     return {
       seconds: r2(seconds),
       cores: os.cpus().length,
       machineBusyShare: r2((jiffiesNow.busy - jiffies.busy) / Math.max(1, jiffiesNow.total - jiffies.total)),
       coreSeconds: {
-        database: { workers: r2(database.workers), readers: r2(database.readers), other: r2(database.other) },
+        database: { workers: r2(database.workers), readers: r2(database.readers), other: r2(database.other), ended: r2(database.ended) },
         workers: r2(workerSeconds),
         harness: r2(harnessSeconds),
         other: r2(Math.max(0, busyCoreSeconds - counted)),
