@@ -24,7 +24,19 @@ export type PoolOptions = {
   queryTimeoutMs?: number;
   /** How long opening a connection may take (default 10 s). */
   connectTimeoutMs?: number;
+  /** max_parallel_workers_per_gather for its sessions; unset: the server's (2 by default). */
+  maxParallelWorkersPerGather?: number;
 };
+
+/**
+ * The web process's pools (lib/server/db.ts), and what the fleet bench's console readers use to
+ * read as it does. One read is one backend: no parallel query. The console's reads are index walks
+ * bounded by a page (keyset pages, counts kept by triggers, charts from hourly buckets), so a
+ * parallel plan for one is a misestimate, and each of its workers is one more process on the cores
+ * the claims need. Measured in the fleet bench (docs/benchmarks.md): with 20 consoles open at the
+ * top of the hour, the Runs page, the search and the Overview started parallel workers.
+ */
+export const WEB_POOL_OPTIONS = { max: 10, statementTimeoutMs: 15_000, maxParallelWorkersPerGather: 0 } satisfies PoolOptions;
 
 /** What a timed-out statement's error says (node-postgres's query_timeout). */
 export const QUERY_READ_TIMEOUT = "Query read timeout";
@@ -46,6 +58,7 @@ export function createPool(url: string, opts: PoolOptions = {}): pg.Pool {
   // A transaction left open (say, by a bug) must not block vacuum on the runs table for long.
   if (opts.idleInTransactionTimeoutMs) options.push(`-c idle_in_transaction_session_timeout=${opts.idleInTransactionTimeoutMs}`);
   if (opts.statementTimeoutMs) options.push(`-c statement_timeout=${opts.statementTimeoutMs}`);
+  if (opts.maxParallelWorkersPerGather !== undefined) options.push(`-c max_parallel_workers_per_gather=${opts.maxParallelWorkersPerGather}`);
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,

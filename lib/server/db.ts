@@ -1,5 +1,5 @@
 import "server-only";
-import { createDb, createPool, type Db } from "../db/client";
+import { createDb, createPool, WEB_POOL_OPTIONS, type Db } from "../db/client";
 import { createLogger, type Logger } from "../log";
 
 type Globals = { __slotkeeperDb?: Db; __slotkeeperReadDb?: Db | null; __slotkeeperLog?: Logger; __slotkeeperOnClose?: (() => void)[] };
@@ -13,7 +13,7 @@ export function getDb(): Db {
   if (!g.__slotkeeperDb) {
     const url = process.env.DATABASE_URL;
     if (!url) throw new Error("DATABASE_URL is not set for the web process; start it with `npm start`");
-    g.__slotkeeperDb = createDb(createPool(url, { max: 10, applicationName: "slotkeeper:web", statementTimeoutMs: 15_000 }));
+    g.__slotkeeperDb = createDb(createPool(url, { ...WEB_POOL_OPTIONS, applicationName: "slotkeeper:web" }));
   }
   return g.__slotkeeperDb;
 }
@@ -27,7 +27,7 @@ export function getDb(): Db {
 export function getReplicaDb(): Db | null {
   if (g.__slotkeeperReadDb === undefined) {
     const url = process.env.DATABASE_READ_URL;
-    g.__slotkeeperReadDb = url ? createDb(createPool(url, { max: 10, applicationName: "slotkeeper:web:read", statementTimeoutMs: 15_000, connectTimeoutMs: 2_000 })) : null;
+    g.__slotkeeperReadDb = url ? createDb(createPool(url, { ...WEB_POOL_OPTIONS, applicationName: "slotkeeper:web:read", connectTimeoutMs: 2_000 })) : null;
   }
   return g.__slotkeeperReadDb;
 }

@@ -1,6 +1,6 @@
 import type pg from "pg";
 
-type PlanNode = { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; Plans?: PlanNode[] };
+type PlanNode = { "Node Type": string; "Relation Name"?: string; "Index Name"?: string; "Workers Launched"?: number; Plans?: PlanNode[] };
 
 function* nodes(n: PlanNode): Generator<PlanNode> {
   yield n;
@@ -15,6 +15,9 @@ export async function planNodes(client: Pick<pg.ClientBase, "query">, explain: s
 
 /** The tables a plan reads whole (its Seq Scan nodes). */
 export const seqScanned = (plan: PlanNode[]) => plan.filter((n) => n["Node Type"] === "Seq Scan").map((n) => n["Relation Name"]);
+
+/** Parallel workers an EXPLAIN ANALYZE's execution launched (its Gather nodes'). */
+export const workersLaunched = (plan: PlanNode[]) => plan.reduce((n, node) => n + (node["Workers Launched"] ?? 0), 0);
 
 /** The indexes a plan walks (its index and index-only scans, bitmap index scans). */
 export const indexesWalked = (plan: PlanNode[]) => plan.flatMap((n) => (n["Index Name"] ? [n["Index Name"]] : []));

@@ -2,7 +2,7 @@
 // concurrent readers, one metrics scrape, and the alert pass in a process of its own.
 import { spawn } from "node:child_process";
 import path from "node:path";
-import { createDb, createPool, type Db } from "../../lib/db/client";
+import { createDb, createPool, WEB_POOL_OPTIONS, type Db } from "../../lib/db/client";
 import { loadConfig } from "../../lib/config";
 import { sharedOverview } from "../../lib/health/overview-shared";
 import { collectMetrics } from "../../lib/metrics/collect";
@@ -50,7 +50,7 @@ export function startConsoleReaders(
   paceMs = 0,
   recordFrom = 0,
 ): { stop: () => Promise<ConsoleReport>; fewestCalls: () => number } {
-  const pool = createPool(url, { max: readers, applicationName: "slotkeeper:bench-console" });
+  const pool = createPool(url, { ...WEB_POOL_OPTIONS, max: readers, applicationName: "slotkeeper:bench-console" });
   const db = createDb(pool);
   const names = Object.keys(CONSOLE_READS);
   const ms = new Map<string, number[]>(names.map((n) => [n, []]));

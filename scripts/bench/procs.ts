@@ -154,8 +154,8 @@ export type CpuSplit = {
     /**
      * PostgreSQL backends by who connected (application_name): the workers', the console readers',
      * the rest (the harness's own, the server's background processes); `ended`: processes that
-     * ended within the phase (parallel query workers, closed connections), from the postmaster's
-     * count of its ended children.
+     * ended within the phase (parallel query workers, closed connections), their whole lifetime's
+     * CPU, from the postmaster's count of its ended children.
      */
     database: { workers: number; readers: number; other: number; ended: number };
     workers: number;
@@ -207,7 +207,7 @@ export async function splitCpu(workers: Proc[], backends: () => Promise<Map<numb
         database[name.startsWith("slotkeeper:worker") ? "workers" : name === "slotkeeper:bench-console" ? "readers" : "other"] += s;
       }
     }
-    const busyCoreSeconds = ((jiffiesNow.busy - jiffies.busy) / CLOCK_TICKS);
+    const busyCoreSeconds = (jiffiesNow.busy - jiffies.busy) / CLOCK_TICKS;
     const harnessSeconds = (h.user + h.system) / 1e6;
     const counted = database.workers + database.readers + database.other + database.ended + workerSeconds + harnessSeconds;
     return {
