@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { setupTestDatabase } from "../testing/db";
-import { indexesWalked, planNodes, seqScanned } from "../testing/plans";
+import { genericPlan, indexesWalked, seqScanned } from "../testing/plans";
 import { preparedStatements, type Prepared } from "./prepared";
 // Loaded for the statements they prepare.
 import "../runs/claim";
@@ -25,18 +25,8 @@ beforeAll(async () => {
 });
 
 /** The generic plan of a prepared statement, as a pool connection runs it, its values all null. */
-async function genericPlan(statement: Prepared) {
-  const client = await t.pool.connect();
-  try {
-    await client.query("SET plan_cache_mode = force_generic_plan");
-    await client.query(`PREPARE hot AS ${statement.text}`);
-    const nulls = statement.params.map(() => "NULL").join(", ");
-    return await planNodes(client, `EXPLAIN (FORMAT JSON) EXECUTE hot(${nulls})`);
-  } finally {
-    await client.query("DEALLOCATE ALL").catch(() => {});
-    client.release();
-  }
-}
+/** The generic plan a pool makes of a hot statement (its parameters as nulls: a generic plan is made without them). */
+const hotPlan = (statement: Prepared) => genericPlan(t.pool, statement.text, statement.params.map(() => null));
 
 describe("hot-path statements' generic plans", () => {
   it("knows every statement the claim, finish and heartbeat prepare", () => {
@@ -49,12 +39,12 @@ describe("hot-path statements' generic plans", () => {
   it("the claim by handler walks run_queue_claim_handler_idx, never the partition's due runs of every handler", async () => {
     const statement = preparedStatements.find((s) => s.name.startsWith("sk_claim_handlers_"));
     expect(statement).toBeDefined();
-    const walked = indexesWalked(await genericPlan(statement!));
+    const walked = indexesWalked(await hotPlan(statement!));
     expect(walked).toContain("run_queue_claim_handler_idx");
     expect(walked).not.toContain("run_queue_claim_idx");
   });
 
   it.each(preparedStatements.filter((s) => !s.scanAllowed).map((s) => [s.name, s] as const))("%s reads rows by index or TID, never a whole table", async (_name, statement) => {
-    expect(seqScanned(await genericPlan(statement))).toEqual([]);
+    expect(seqScanned(await hotPlan(statement))).toEqual([]);
   });
 });

@@ -21,6 +21,7 @@
  */
 import { inArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
+import { escapeLiteral } from "pg";
 import type { Db } from "../db/client";
 import { schedules, type Schedule } from "../db/schema";
 import { AppError } from "../errors";
@@ -43,7 +44,11 @@ const text = (field: string, max: number) => z.string().trim().min(1, { error: `
 
 /** The query string of GET /api/schedules; unknown parameters are ignored, a bad one is a 400 naming it. */
 export const scheduleListQuerySchema = z.object({
-  search: z.string().max(200, { error: "search must be at most 200 characters" }).optional(),
+  search: z
+    .string()
+    .max(200, { error: "search must be at most 200 characters" })
+    .refine((v) => !v.includes("\u0000"), { error: "search must not hold a NUL character (\\u0000)" })
+    .optional(),
   status: z
     .string()
     .transform((v) => v.split(",").filter(Boolean))
@@ -129,8 +134,14 @@ function filters(q: ScheduleListQuery): SQL[] {
     // The first test reads schedule_search, the three fields as one text with its trigram index: a
     // match in any of the three is a match in it, so the index finds every candidate; the second is
     // the rule itself (a pattern spanning two fields matches the first alone).
-    w.push(sql`s.id IN (SELECT ss.schedule_id FROM schedule_search ss WHERE ss.text ILIKE ${pattern})`);
-    w.push(sql`(s.name ILIKE ${pattern} OR s.handler ILIKE ${pattern} OR s.description ILIKE ${pattern})`);
+    // The pattern goes in as a literal, not a parameter: every pool plans generically
+    // (lib/db/client.ts), and a parameter's pattern is planned as matching 0.5 % of schedules, so a
+    // rare term at fleet size walked every schedule in name order probing for it. A literal is
+    // planned from its own trigrams: a rare term reads the trigram index, a common one walks the
+    // sort order and stops after the page.
+    const literal = sql.raw(escapeLiteral(pattern));
+    w.push(sql`s.id IN (SELECT ss.schedule_id FROM schedule_search ss WHERE ss.text ILIKE ${literal})`);
+    w.push(sql`(s.name ILIKE ${literal} OR s.handler ILIKE ${literal} OR s.description ILIKE ${literal})`);
   }
   if (q.tag !== undefined) w.push(sql`s.tags @> ARRAY[${q.tag}]::text[]`);
   if (q.anyTags) w.push(carriesAnyTag(q.anyTags));
