@@ -194,4 +194,16 @@ describe("the list's search", () => {
     expect(await q("SELECT count(*)::int AS n FROM schedule_search ss WHERE NOT EXISTS (SELECT 1 FROM schedules s WHERE s.id = ss.schedule_id)")).toEqual([{ n: 0 }]);
     expect(await names("journal")).toEqual([]);
   });
+
+  it("matches a term's quotes, backslashes, % and _ as themselves, and refuses a NUL (400 naming search)", async () => {
+    const made = await call("POST", "list", null, { body: { name: "odd-chars", handler: "noop", description: "it's 50%_off \\ now", everySeconds: 60 } });
+    expect(made.status).toBe(201);
+    expect(await names("it's 50%_off \\ now")).toEqual(["odd-chars"]);
+    expect(await names("50%_o")).toEqual(["odd-chars"]);
+    expect(await names("50__o")).toEqual([]);
+    expect(await names("s 5")).toEqual(["odd-chars"]);
+    const nul = await call("GET", "list", null, { query: "?search=a%00b" });
+    expect([nul.status, nul.body.error.field]).toEqual([400, "search"]);
+    expect((await call("DELETE", "one", "odd-chars", { query: "?history=delete" })).status).toBe(200);
+  });
 });
