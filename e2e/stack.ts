@@ -22,13 +22,22 @@ export type Stack = StackInfo & { startWorker: () => ChildProcess; stop: () => P
 /** Environment the stack's processes get on top of this one's; a value of "" unsets a variable. */
 export type StackEnv = Record<string, string>;
 
+/**
+ * `next start` on `port`. Idle connections stay open for ten minutes: Node closes a keep-alive
+ * socket after 5 s idle by default, and a test's API request that reuses the socket just as the
+ * server closes it fails with ECONNRESET (Playwright's request context keeps its sockets across a
+ * test's page navigations). The stack's stop does not wait for idle sockets (SIGKILL after 5 s).
+ */
+function nextStart(port: number, hostname?: string): string[] {
+  return [require.resolve("next/dist/bin/next"), "start", "-p", String(port), "--keepAliveTimeout", "600000", ...(hostname ? ["-H", hostname] : [])];
+}
+
 /** A console (`next start`) of its own on an existing database: `env` on top of this process's, bound to `hostname`. */
 export async function startConsole(opts: { databaseUrl: string; env?: StackEnv; hostname?: string; port?: number }): Promise<{ url: string; port: number; process: ChildProcess; stop: () => Promise<void> }> {
   const port = opts.port ?? (await freePort(3400));
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: opts.databaseUrl, PORT: String(port), LOG_LEVEL: process.env.E2E_LOG_LEVEL ?? "warn", ...opts.env };
   for (const [k, v] of Object.entries(env)) if (v === "") delete env[k];
-  const args = [require.resolve("next/dist/bin/next"), "start", "-p", String(port), ...(opts.hostname ? ["-H", opts.hostname] : [])];
-  const web = spawn(process.execPath, args, { env, stdio: ["ignore", "inherit", "inherit"] });
+  const web = spawn(process.execPath, nextStart(port, opts.hostname), { env, stdio: ["ignore", "inherit", "inherit"] });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -123,7 +132,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   };
   for (const [k, v] of Object.entries(env)) if (v === "") delete (env as Record<string, string | undefined>)[k];
   const children: ChildProcess[] = [];
-  const web = spawn(process.execPath, [require.resolve("next/dist/bin/next"), "start", "-p", String(port)], { env, stdio: ["ignore", "inherit", "inherit"] });
+  const web = spawn(process.execPath, nextStart(port), { env, stdio: ["ignore", "inherit", "inherit"] });
   children.push(web);
   const startWorker = () => {
     // Its workers run programs, for the `command` handler's tests: /bin/sh only.
@@ -153,8 +162,12 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
     stop: async () => {
       // A child killed by a signal (a test's kill -9) has a signalCode and no exitCode.
       const running = children.filter((c) => c.exitCode === null && c.signalCode === null);
+      const exited = Promise.all(running.map((c) => new Promise((r) => c.once("exit", r))));
       for (const c of running) c.kill("SIGTERM");
-      await Promise.all(running.map((c) => new Promise((r) => c.once("exit", r))));
+      // As startConsole's stop: an open keep-alive socket must not hold the console's graceful stop.
+      const timer = setTimeout(() => running.forEach((c) => c.kill("SIGKILL")), 5000);
+      await exited;
+      clearTimeout(timer);
       await dropDatabase?.().catch(() => {});
       await embedded?.stop();
     },
