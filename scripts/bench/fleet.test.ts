@@ -39,7 +39,15 @@ describe("npm run bench -- --fleet", () => {
         tick: { minutes: 2, secondsPerMinute: { p50: figure, max: figure }, runsPerMinute: figure, minHorizonAheadSeconds: figure, horizonStarved: false },
         spike: { lastStartedAfterSeconds: figure, latenessSeconds: { p50: figure, p99: figure }, ratio: { startsPerSecond: figure, completionsPerSecond: figure } },
         steadyLateness: { p50Seconds: figure, p99Seconds: figure, unstarted: 0 },
-        alertPass: { firstSeconds: figure, idleSeconds: figure, busySeconds: figure, peakRssMb: { first: figure, idle: figure, busy: figure }, changedSchedules: 20, checked: { first: SCHEDULES, idle: figure, busy: figure } },
+        alertPass: {
+          firstSeconds: figure,
+          idleSeconds: figure,
+          busySeconds: figure,
+          busyVacuumedSeconds: figure,
+          peakRssMb: { first: figure, idle: figure, busy: figure, busyVacuumed: figure },
+          changedSchedules: 20,
+          checked: { first: SCHEDULES, idle: figure, busy: figure, busyVacuumed: figure },
+        },
         spikeBuffers: { hit: figure, read: figure, readPerSpikeRun: figure, hitRatio: figure, byRelation: expect.any(Array) },
         spikeCpu: {
           seconds: figure,
@@ -61,6 +69,7 @@ describe("npm run bench -- --fleet", () => {
       // so the second pass has nothing to read; the busy pass reads at least the 20 turned failing.
       expect(fleet.alertPass.checked.idle).toBe(0);
       expect(fleet.alertPass.checked.busy).toBeGreaterThanOrEqual(20);
+      expect(fleet.alertPass.checked.busyVacuumed).toBeGreaterThanOrEqual(20);
       for (const read of ["overview", "search", "history", "runs"] as const) expect(fleet.console?.[read].calls).toBeGreaterThanOrEqual(5);
 
       // The oracle: each hourly schedule has exactly one run at the due slot, started and done.
@@ -93,6 +102,16 @@ describe("npm run bench -- --fleet", () => {
         [`${SPREAD_PREFIX}%`],
       );
       expect(kinds[0]).toEqual({ tz: 320, jitter: 320, minute: 96, day: 96 });
+      // The fleet is created on the bench's clock, as the API creates schedules: minutes before the
+      // spike, not years (the wall clock), so no schedule is late for want of a success it never
+      // had time to make. The alert passes' events say so: the two busy passes' failing ones, no late one.
+      const { rows: created } = await t.pool.query<{ outside: number }>(
+        `SELECT count(*)::int AS outside FROM schedules WHERE name LIKE 'fleet-%' AND (created_at > $1 OR created_at < $1::timestamptz - interval '1 minute')`,
+        [new Date(BENCH_DUE.getTime() - 15_000)],
+      );
+      expect(created[0].outside).toBe(0);
+      const { rows: events } = await t.pool.query<{ rule: string; n: number }>(`SELECT rule, count(*)::int AS n FROM alert_events WHERE kind = 'firing' GROUP BY rule ORDER BY rule`);
+      expect(events).toEqual([{ rule: "failing", n: 40 }]);
     } finally {
       await t.drop();
     }
