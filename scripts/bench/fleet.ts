@@ -41,8 +41,8 @@ export type FleetReport = {
   tick: TickReport;
   spike: SpikeStats & { check: RunsCheck; ratio: { startsPerSecond: number; completionsPerSecond: number }; raw: RawReport };
   steadyLateness: { runs: number; unstarted: number; p50Seconds: number; p99Seconds: number; windowSeconds: number };
-  /** firstSeconds: the first pass, which judges every schedule (once, when the fleet is loaded). */
   /**
+   * firstSeconds: the first pass, which judges every schedule (once, when the fleet is loaded).
    * busySeconds: right after the workers drained, on tables no vacuum has touched since the spike
    * (this machine's server runs with autovacuum off); busyVacuumedSeconds: another 1 % turned failing
    * after VACUUM ANALYZE, the state autovacuum keeps a production server's tables in.
@@ -221,7 +221,8 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
     const workerRssMb = procs.map((p) => Math.round(p.peakRssMb));
     await stopAll(procs);
 
-    // One pass to catch up, one idle; then 1 % of schedules get a dead run (they turn failing) and one pass.
+    // One pass to catch up, one idle; then 1 % of schedules get a dead run (they turn failing) and
+    // one pass; then the same once the tables are vacuumed.
     const idle = await runAlertPasses(o.url, 2);
     // A dead run for every schedule whose id is `share` mod 100 (1 % of the fleet): each turns failing.
     const turnFailing = async (share: number) =>
