@@ -77,8 +77,13 @@ export const schedules = pgTable(
     retentionMaxRuns: integer("retention_max_runs"),
     /** Soft delete: set when deleted with "keep history"; the name is free again. */
     deletedAt: ts("deleted_at"),
-    createdAt: ts("created_at").notNull().defaultNow(),
-    updatedAt: ts("updated_at").notNull().defaultNow(),
+    /**
+     * On the database clock (sk_now()), as every judgement reads it: a schedule without a success is
+     * judged late by its age, so one inserted without these columns on a moved clock must not be
+     * born years old or in the future.
+     */
+    createdAt: ts("created_at").notNull().default(sql`sk_now()`),
+    updatedAt: ts("updated_at").notNull().default(sql`sk_now()`),
     /** Optimistic concurrency: an edit names the version it read. */
     version: integer("version").notNull().default(1),
     /**

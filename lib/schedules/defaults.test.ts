@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_VALUES, toBody } from "../client/schedule-form-values";
+import { setClock } from "../testing/clock";
 import { setupTestDatabase } from "../testing/db";
 import { parseScheduleInput } from "./input";
 
@@ -46,6 +47,23 @@ describe("a schedule's defaults", () => {
       description: "",
       payload: {},
     });
+  });
+
+  it("date a row that names no times on the database clock, which a moved clock moves", async () => {
+    // A schedule without a success is judged late by its age, on sk_now(): a row inserted by hand
+    // on a clock years from the wall clock must be created at that clock, not years old.
+    const at = "2031-03-04T05:06:07.000Z";
+    await setClock(t.pool, at);
+    try {
+      const { rows } = await t.pool.query<{ created_at: Date; updated_at: Date }>(
+        `INSERT INTO schedules (name, handler, every_seconds, next_slot_at, partition) VALUES ('dated', 'noop', 60, $1, 0) RETURNING created_at, updated_at`,
+        [at],
+      );
+      expect(rows[0].created_at.toISOString()).toBe(at);
+      expect(rows[0].updated_at.toISOString()).toBe(at);
+    } finally {
+      await setClock(t.pool, null);
+    }
   });
 
   it("are what the console's new-schedule form starts from", () => {

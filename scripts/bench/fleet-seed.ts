@@ -30,9 +30,9 @@ export type SeedReport = { hourly: number; spread: number; intervals: number; cr
 
 /**
  * Insert `n` schedules: 20 % hourly at minute zero with their next slot at `due`, the rest spread as
- * above with their first slot at or after `t0`. Created at the database clock (the caller stands it
- * at `t0`), as the API creates them: a schedule's age is what `late` judges it by until its first
- * success, and one created years before the bench's clock that never ran is rightly late. Partition = sk_partition_of(id, P), the product's
+ * above with their first slot at or after `t0`. Created at the database clock (created_at defaults
+ * to sk_now(); the caller stands it at `t0`), as the API creates them: a schedule's age is what
+ * `late` judges it by until its first success. Partition = sk_partition_of(id, P), the product's
  * rule: the id is taken from the identity sequence first (nextval in a subquery's select list runs
  * once per row).
  */
@@ -41,20 +41,20 @@ export async function seedFleet(pool: pg.Pool, o: { schedules: number; partition
   const hourly = Math.round(o.schedules * HOURLY_SHARE);
   const spread = o.schedules - hourly;
   await pool.query(
-    `INSERT INTO schedules (id, name, handler, cron, timezone, catch_up, next_slot_at, partition, created_at, updated_at)
+    `INSERT INTO schedules (id, name, handler, cron, timezone, catch_up, next_slot_at, partition)
      OVERRIDING SYSTEM VALUE
-     SELECT n.id, $4 || g, 'noop', '0 * * * *', 'UTC', 'latest', $2, sk_partition_of(n.id, $3), sk_now(), sk_now()
+     SELECT n.id, $4 || g, 'noop', '0 * * * *', 'UTC', 'latest', $2, sk_partition_of(n.id, $3)
      FROM (SELECT g, nextval(pg_get_serial_sequence('schedules', 'id')) AS id FROM generate_series(1, $1::int) g) n`,
     [hourly, o.due, o.partitions, HOURLY_PREFIX],
   );
   // The cron combinations' first slots, computed by the product's own cron maths.
   const combos = CRONS.flatMap((cron) => ZONES.map((timezone) => ({ cron, timezone, next: nextCronSlot({ cron, timezone }, new Date(o.t0.getTime() - 1)) })));
   await pool.query(
-    `INSERT INTO schedules (id, name, handler, cron, every_seconds, timezone, catch_up, jitter_seconds, next_slot_at, partition, created_at, updated_at)
+    `INSERT INTO schedules (id, name, handler, cron, every_seconds, timezone, catch_up, jitter_seconds, next_slot_at, partition)
      OVERRIDING SYSTEM VALUE
      SELECT n.id, $5 || g, 'noop', x.cron, x.every, x.tz, 'latest', x.jitter,
        CASE WHEN x.every IS NULL THEN x.next ELSE $2::timestamptz + make_interval(secs => mod(g::bigint * 7919, x.every)) END,
-       sk_partition_of(n.id, $3), sk_now(), sk_now()
+       sk_partition_of(n.id, $3)
      FROM (SELECT g, nextval(pg_get_serial_sequence('schedules', 'id')) AS id FROM generate_series(1, $1::int) g) n
      CROSS JOIN LATERAL (
        SELECT CASE WHEN mod(g, 20) BETWEEN 12 AND 15 THEN ($6::text[])[1 + mod(g / 20, $9)] END AS cron,

@@ -74,17 +74,16 @@ const drained = async (pool: pg.Pool) =>
 
 /** Create S hourly minute-zero schedules and materialise their slot (with tickOnce) ten minutes before it is due. */
 export async function materialise(pool: pg.Pool, db: Db, o: Pick<SpikeOptions, "schedules" | "partitions" | "handlers">): Promise<SpikeReport["materialise"]> {
+  // Stand the clock ten minutes before the slot: materialising is part of the tick's normal horizon
+  // work. The schedules are created then, on that clock (created_at defaults to sk_now()).
+  await setClock(pool, new Date(BENCH_DUE.getTime() - 600_000));
   // Split: the handler alternates every `partitions` schedules, so each partition holds about half
   // of each. Partition by the product's rule (sk_partition_of of the id, taken from the identity
   // sequence first; nextval in the subquery's select list runs once per row).
-  // Stand the clock ten minutes before the slot: materialising is part of the tick's normal horizon
-  // work. The schedules are created then, on that clock, as the API creates them (a schedule's age
-  // is what `late` judges it by until its first success).
-  await setClock(pool, new Date(BENCH_DUE.getTime() - 600_000));
   await pool.query(
-    `INSERT INTO schedules (id, name, handler, cron, timezone, catch_up, next_slot_at, partition, created_at, updated_at)
+    `INSERT INTO schedules (id, name, handler, cron, timezone, catch_up, next_slot_at, partition)
      OVERRIDING SYSTEM VALUE
-     SELECT n.id, 'bench-' || g, CASE WHEN $4::boolean THEN (ARRAY[$5, $6])[1 + mod(g / $3, 2)] ELSE 'noop' END, '0 * * * *', 'UTC', 'latest', $2, sk_partition_of(n.id, $3), sk_now(), sk_now()
+     SELECT n.id, 'bench-' || g, CASE WHEN $4::boolean THEN (ARRAY[$5, $6])[1 + mod(g / $3, 2)] ELSE 'noop' END, '0 * * * *', 'UTC', 'latest', $2, sk_partition_of(n.id, $3)
      FROM (SELECT g, nextval(pg_get_serial_sequence('schedules', 'id')) AS id FROM generate_series(1, $1::int) g) n`,
     [o.schedules, BENCH_DUE, o.partitions, o.handlers === 2, SPLIT_HANDLERS[0], SPLIT_HANDLERS[1]],
   );
