@@ -21,13 +21,13 @@
  */
 import { inArray, sql, type SQL } from "drizzle-orm";
 import { z } from "zod";
-import { escapeLiteral } from "pg";
 import type { Db } from "../db/client";
 import { schedules, type Schedule } from "../db/schema";
 import { AppError } from "../errors";
 import { getScheduleHealth, HEALTH_STATUSES, type HealthStatus } from "../health/schedule-health";
 import { TAG_PATTERN } from "./input";
 import { lastSuccessFrom, lastSuccessId, lastSuccessKey } from "./last-success";
+import { patternLiteral, searchCandidates } from "./search-probe";
 import { carriesAnyTag } from "./tag-reach";
 
 export const SCHEDULE_SORTS = ["name", "nextDue", "lastSuccess", "status"] as const;
@@ -127,20 +127,20 @@ function statusCandidates(statuses: HealthStatus[]): SQL {
   return parts.length ? sql`(${sql.join(parts, sql` OR `)})` : sql`false`;
 }
 
-function filters(q: ScheduleListQuery): SQL[] {
+/** `candidates`: a condition keeping every schedule the search term matches (lib/schedules/search-probe.ts). */
+function filters(q: ScheduleListQuery, candidates: SQL | undefined): SQL[] {
   const w: SQL[] = [sql`s.deleted_at IS NULL`];
   if (q.search) {
-    const pattern = `%${q.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    // The first test reads schedule_search, the three fields as one text with its trigram index: a
-    // match in any of the three is a match in it, so the index finds every candidate; the second is
-    // the rule itself (a pattern spanning two fields matches the first alone).
-    // The pattern goes in as a literal, not a parameter: every pool plans generically
+    // The candidates come from schedule_search, the three fields as one text with its trigram
+    // index: a match in any of the three is a match in it. The second test is the rule itself (a
+    // pattern spanning two fields matches the first alone).
+    // The patterns go in as literals, not parameters: every pool plans generically
     // (lib/db/client.ts), and a parameter's pattern is planned as matching 0.5 % of schedules, so a
     // rare term at fleet size walked every schedule in name order probing for it. A literal is
     // planned from its own trigrams: a rare term reads the trigram index, a common one walks the
     // sort order and stops after the page.
-    const literal = sql.raw(escapeLiteral(pattern));
-    w.push(sql`s.id IN (SELECT ss.schedule_id FROM schedule_search ss WHERE ss.text ILIKE ${literal})`);
+    const literal = patternLiteral(q.search);
+    if (candidates) w.push(candidates);
     w.push(sql`(s.name ILIKE ${literal} OR s.handler ILIKE ${literal} OR s.description ILIKE ${literal})`);
   }
   if (q.tag !== undefined) w.push(sql`s.tags @> ARRAY[${q.tag}]::text[]`);
@@ -222,7 +222,7 @@ export async function searchSchedules(db: Db, q: ScheduleListQuery): Promise<{ s
       : [{ statuses: q.status?.length ? q.status : undefined, by: sort }];
   const start: { seg: number; key: Key | null } = q.cursor ? decodeCursor(q.cursor, sort) : { seg: 0, key: null };
   if (start.seg < 0 || start.seg > segments.length) throw new AppError("invalid", "cursor is not one this API returned for these filters", "cursor");
-  const where = filters(q);
+  const where = filters(q, q.search ? await searchCandidates(db, q.search) : undefined);
   const budget = { left: SCAN_BUDGET };
   const keys: Key[] = [];
   let nextCursor: string | null = null;

@@ -3,6 +3,7 @@ import type { Db } from "../db/client";
 import { schedules, type Schedule } from "../db/schema";
 import { AppError } from "../errors";
 import { getScheduleHealth, type ScheduleHealth } from "../health/schedule-health";
+import { containsPattern } from "./search-probe";
 import { toScheduleView, type ScheduleWithHealth } from "./view";
 
 type Reader = Pick<Db, "select">;
@@ -61,7 +62,7 @@ export async function listSchedules(db: Reader, o: ListSchedulesOptions = {}): P
   if (o.tag !== undefined) where.push(arrayContains(schedules.tags, [o.tag]));
   if (o.owner !== undefined) where.push(eq(schedules.owner, o.owner));
   if (o.search) {
-    const pattern = `%${o.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    const pattern = containsPattern(o.search);
     where.push(or(ilike(schedules.name, pattern), ilike(schedules.handler, pattern), ilike(schedules.description, pattern)));
   }
   const rows = await db

@@ -122,6 +122,10 @@ const cases: { qs: string; keep: (m: Model) => boolean; sort: keyof typeof sorts
   { qs: "search=needle", keep: (m) => m.description.includes("needle"), sort: "name", limit: 2 },
   { qs: "search=NIGHTLY&handler=h3", keep: (m) => m.description.includes("nightly") && m.handler === "h3", sort: "name", limit: 37 },
   { qs: "search=_", keep: () => false, sort: "name", limit: 50 },
+  // Terms of several words: the index is probed with the rarest part, the whole term decides.
+  { qs: "search=fleet-000012", keep: (m) => m.name.includes("fleet-000012"), sort: "name", limit: 3 },
+  { qs: "search=The%20Needle%20job&sort=nextDue", keep: (m) => m.description.includes("the needle job"), sort: "nextDue", limit: 2 },
+  { qs: "search=sync%20report", keep: () => false, sort: "name", limit: 50 },
   { qs: "status=late&sort=nextDue", keep: (m) => m.status === "late", sort: "nextDue", limit: 173 },
   { qs: "status=healthy,backlogged&sort=lastSuccess&queue=bulk", keep: (m) => (m.status === "healthy" || m.status === "backlogged") && m.queue === "bulk", sort: "lastSuccess", limit: 29 },
   { qs: "status=backlogged", keep: (m) => m.status === "backlogged", sort: "name", limit: 10 },
