@@ -1,10 +1,9 @@
 // `BENCH_DATABASE_URL=… node --import tsx scripts/bench/search-terms.ts TERM…`: time what
-// `GET /api/schedules?search=TERM&limit=50` reads (searchSchedules, then the page's health) on one
-// connection with the web pool's settings, 15 times per term, and print one JSON line per term:
+// `GET /api/schedules?search=TERM&limit=50` reads (CONSOLE_READS.search, the fleet bench's own
+// reader) on one connection with the web pool's settings, 15 times per term, and print one JSON line per term:
 // { term, results, ms: { min, median, max } }. Run it on a fleet bench's database (`--keep`).
 import { createDb, createPool, WEB_POOL_OPTIONS } from "../../lib/db/client";
-import { searchSchedules } from "../../lib/schedules/list";
-import { toScheduleViewsWithHealth } from "../../lib/schedules/queries";
+import { CONSOLE_READS } from "./fleet-reads";
 
 const CALLS = 15;
 
@@ -17,10 +16,9 @@ async function main() {
       let results = 0;
       for (let i = 0; i < CALLS; i++) {
         const t0 = performance.now();
-        const page = await searchSchedules(db, { search: term, limit: 50 });
-        await toScheduleViewsWithHealth(db, page.schedules);
+        const page = (await CONSOLE_READS.search(db, { search: term, historyScheduleId: 0 })) as unknown[];
         ms.push(performance.now() - t0);
-        results = page.schedules.length;
+        results = page.length;
       }
       ms.sort((a, b) => a - b);
       const round = (x: number) => Math.round(x * 10) / 10;
