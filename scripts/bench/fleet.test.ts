@@ -61,8 +61,8 @@ describe("npm run bench -- --fleet", () => {
       });
       expect(fleet.workerRssMb).toHaveLength(2);
       // The split of the live processes adds up to no more than the cores could give over the window
-      // (10 ms ticks of slack per process). Not `ended`: it is the whole lives of the processes that
-      // ended within the window, which can be longer than the window.
+      // (10 ms ticks of slack per process). Not `ended`: it holds the lives before the window of the
+      // processes that ended within it and were never named (parallel workers, background processes).
       const { database, ...rest } = fleet.spikeCpu.coreSeconds;
       const used = database.workers + database.readers + database.other + rest.workers + rest.harness + rest.other;
       expect(fleet.spikeCpu.machineBusyShare).toBeLessThanOrEqual(1);

@@ -153,9 +153,10 @@ export type CpuSplit = {
   coreSeconds: {
     /**
      * PostgreSQL backends by who connected (application_name): the workers', the console readers',
-     * the rest (the harness's own, the server's background processes); `ended`: processes that
-     * ended within the phase (parallel query workers, closed connections), their whole lifetime's
-     * CPU, from the postmaster's count of its ended children.
+     * the rest (the harness's own, the server's background processes), each with the part of its
+     * connections that closed within the phase they used in it up to their last sample; `ended`:
+     * what processes that ended within the phase used after their last sample or were never
+     * sampled in (parallel query workers), from the postmaster's count of its ended children.
      */
     database: { workers: number; readers: number; other: number; ended: number };
     workers: number;
@@ -174,38 +175,83 @@ function machineJiffies(): { busy: number; total: number } {
   return { busy: total - f[3] - f[4], total };
 }
 
+/** How often splitCpu reads each process's CPU, so a connection that closes within a phase is counted up to here. */
+export const CPU_SAMPLE_MS = 250;
+
+/** Which part of the database's CPU a backend's application_name puts it in. */
+function databaseShare(name: string): "workers" | "readers" | "other" {
+  return name.startsWith("slotkeeper:worker") ? "workers" : name === "slotkeeper:bench-console" ? "readers" : "other";
+}
+
 /**
  * Start splitting CPU for a phase: `backends()` names each PostgreSQL backend's application_name
- * (pg_stat_activity), read at the start and at the end so connections made meanwhile count too.
- * Per-process counters; a PostgreSQL process that ends within the phase counts in `database.ended`,
- * any other in `other`.
+ * (pg_stat_activity), read at the start, whenever a process appears, and at the end.
+ *
+ * Per-process counters read every CPU_SAMPLE_MS. A process's CPU in the phase is what it used since
+ * its first reading (0 when it began within the phase). A backend that ends within the phase (a
+ * pool's connection closed when idle) takes its counter with it: it counts with its
+ * application_name up to its last reading, and the postmaster's count of its ended children, less
+ * those processes' whole lives up to their last readings, is `database.ended` (what they used after
+ * it, and processes that lived between two readings). Any other process that ends is `other`.
  */
-export async function splitCpu(workers: Proc[], backends: () => Promise<Map<number, string>>): Promise<() => Promise<CpuSplit>> {
+export async function splitCpu(workers: Proc[], backends: () => Promise<Map<number, string>>, opts: { onSample?: () => void } = {}): Promise<() => Promise<CpuSplit>> {
   const started = performance.now();
   const jiffies = machineJiffies();
   const harness = process.cpuUsage();
   const names = await backends();
   const pids = () => new Set([...postgresPids(), ...workers.map((w) => w.pid)]);
   const before = new Map([...pids()].map((pid) => [pid, cpuSecondsOf(pid)]));
+  // Whole-life CPU of every process at its latest reading (0 once gone, so never overwritten by it).
+  const latest = new Map(before);
   const postmasters = postmasterPids(postgresPids());
   const endedBefore = postmasters.reduce((sum, pid) => sum + endedChildrenCpuSecondsOf(pid), 0);
+  // Processes asked about once: another server's (never in backends()) is not asked about again.
+  const asked = new Set(before.keys());
+  let naming: Promise<void> | null = null;
+  const sample = () => {
+    const unasked: number[] = [];
+    for (const pid of pids()) {
+      const s = cpuSecondsOf(pid);
+      if (s > 0 || !latest.has(pid)) latest.set(pid, s);
+      if (!asked.has(pid)) unasked.push(pid);
+    }
+    if (unasked.length > 0 && naming === null) {
+      naming = backends()
+        .then((found) => {
+          for (const [pid, name] of found) names.set(pid, name);
+          for (const pid of unasked) asked.add(pid);
+        })
+        .catch(() => undefined)
+        .finally(() => (naming = null));
+    }
+    opts.onSample?.();
+  };
+  const sampler = setInterval(sample, CPU_SAMPLE_MS);
   return async () => {
+    clearInterval(sampler);
+    await naming;
     const seconds = (performance.now() - started) / 1000;
     for (const [pid, name] of await backends()) names.set(pid, name);
-    const used = new Map([...pids()].map((pid) => [pid, Math.max(0, cpuSecondsOf(pid) - (before.get(pid) ?? 0))]));
+    const alive = pids();
+    const used = new Map([...alive].map((pid) => [pid, Math.max(0, cpuSecondsOf(pid) - (before.get(pid) ?? 0))]));
     const jiffiesNow = machineJiffies();
     const h = process.cpuUsage(harness);
     const r2 = (x: number) => Math.round(x * 100) / 100;
-    const ended = postmasters.reduce((sum, pid) => sum + endedChildrenCpuSecondsOf(pid), 0) - endedBefore;
-    const database = { workers: 0, readers: 0, other: 0, ended };
+    const endedWholeLives = postmasters.reduce((sum, pid) => sum + endedChildrenCpuSecondsOf(pid), 0) - endedBefore;
+    const database = { workers: 0, readers: 0, other: 0, ended: 0 };
+    let endedSampled = 0;
+    for (const [pid, last] of latest) {
+      if (alive.has(pid) || !names.has(pid)) continue;
+      // A backend that closed within the phase: counted with its application up to its last reading.
+      database[databaseShare(names.get(pid)!)] += Math.max(0, last - (before.get(pid) ?? 0));
+      endedSampled += last;
+    }
+    database.ended = Math.max(0, endedWholeLives - endedSampled);
     const workerPids = new Set(workers.map((w) => w.pid));
     let workerSeconds = 0;
     for (const [pid, s] of used) {
       if (workerPids.has(pid)) workerSeconds += s;
-      else {
-        const name = names.get(pid) ?? "";
-        database[name.startsWith("slotkeeper:worker") ? "workers" : name === "slotkeeper:bench-console" ? "readers" : "other"] += s;
-      }
+      else database[databaseShare(names.get(pid) ?? "")] += s;
     }
     const busyCoreSeconds = (jiffiesNow.busy - jiffies.busy) / CLOCK_TICKS;
     const harnessSeconds = (h.user + h.system) / 1e6;
