@@ -102,16 +102,25 @@ export type CpuPerRun = { databaseMicros: number | null; workersMicros: number }
 /**
  * Start counting CPU for a phase; the returned function, called at its end, gives microseconds
  * per run. The database's part is null when no PostgreSQL process runs here (a remote server).
- * Per-process counters, so a process that exits during the phase loses its part (the phase's
- * backends and workers live through it).
+ * PostgreSQL's part is every process of its servers here: what each one alive at the end used since
+ * the start (all of it for one that began within the phase: a pool's new connection), and what the
+ * ones that ended within the phase used, from the postmaster's count of its ended children less
+ * what those that were there at the start had used by then. A worker process that exits during
+ * the phase loses its part (the phase's workers live through it).
  */
 export function countCpu(workers: Proc[]): (runs: number) => CpuPerRun {
   const pg = postgresPids();
+  const postmasters = postmasterPids(pg);
+  const endedAtStart = postmasters.reduce((sum, pid) => sum + endedChildrenCpuSecondsOf(pid), 0);
   const before = new Map([...pg, ...workers.map((w) => w.pid)].map((pid) => [pid, cpuSecondsOf(pid)]));
   return (runs) => {
-    const used = (pids: number[]) => pids.reduce((sum, pid) => sum + Math.max(0, cpuSecondsOf(pid) - (before.get(pid) ?? 0)), 0);
+    const used = (pids: Iterable<number>) => [...pids].reduce((sum, pid) => sum + Math.max(0, cpuSecondsOf(pid) - (before.get(pid) ?? 0)), 0);
+    const alive = new Set(postgresPids());
+    const endedWholeLives = postmasters.reduce((sum, pid) => sum + endedChildrenCpuSecondsOf(pid), 0) - endedAtStart;
+    const endedBeforePhase = pg.filter((pid) => !alive.has(pid)).reduce((sum, pid) => sum + (before.get(pid) ?? 0), 0);
+    const database = used(alive) + Math.max(0, endedWholeLives - endedBeforePhase);
     const micros = (seconds: number) => Math.round((seconds * 1e7) / Math.max(1, runs)) / 10;
-    return { databaseMicros: pg.length > 0 ? micros(used(pg)) : null, workersMicros: micros(used(workers.map((w) => w.pid))) };
+    return { databaseMicros: pg.length > 0 ? micros(database) : null, workersMicros: micros(used(workers.map((w) => w.pid))) };
   };
 }
 
