@@ -105,6 +105,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     settleAfterAbsenceMs: PARTITION_ORPHANED_AFTER_SECONDS * 1000,
   });
   claimLoop = startClaimLoop({ runner, pollIntervalMs: config.pollIntervalMs, log });
+  // Due runs are waiting for this worker: its claims came back full within two polls.
+  const backlogged = () => runner.backlogged(Math.max(1000, 2 * config.pollIntervalMs));
   // Retention: only the holder of partition 0 sweeps (an advisory lock covers hand-overs), and it
   // steps aside while its claims come back full.
   const retentionLoop = startRetentionLoop({
@@ -112,7 +114,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     log,
     policy: { retentionDays: config.retentionDays, maxRunsPerSchedule: config.retentionMaxRuns },
     isSweeper: () => (held() ?? [0]).includes(0),
-    busy: () => runner.backlogged(Math.max(1000, 2 * config.pollIntervalMs)),
+    busy: backlogged,
   });
   const leaseLoop = startLeaseLoop({ runner, log });
   tickLoop =
@@ -126,6 +128,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           graceSeconds: config.catchUpGraceSeconds,
           partitions,
           onCreated: () => claimLoop?.wake(),
+          backlogged,
         });
   const heartbeatLoop = startLoop({
     name: "worker:heartbeat",

@@ -2,6 +2,7 @@ import type { Db } from "../../lib/db/client";
 import type { Logger } from "../../lib/log";
 import { analyzeQueue, queueNeedsAnalyze } from "../../lib/runs/queue-stats";
 import { tickOnce } from "../../lib/runs/tick";
+import { mayDeferMaterialising } from "../../lib/runs/tick-lead";
 import { startLoop, type Loop } from "./loop";
 
 export type TickLoopOptions = {
@@ -14,6 +15,11 @@ export type TickLoopOptions = {
   partitions: () => number[] | null;
   /** Called when the tick created runs (they may be due now). */
   onCreated?: () => void;
+  /**
+   * True while due runs are waiting for this worker (its claims come back full): the tick then
+   * materialises only when it is less than half its horizon ahead (lib/runs/tick-lead.ts).
+   */
+  backlogged?: () => boolean;
 };
 
 /**
@@ -26,7 +32,8 @@ export type TickLoopOptions = {
 export const LATENESS_PASS_INTERVAL_MS = 5_000;
 
 /**
- * Materialise slots every interval through `tickOnce`; logs only when it did something. After it
+ * Materialise slots every interval through `tickOnce` (not while backlogged and far enough ahead:
+ * `backlogged`); logs only when it did something. After it
  * has queued many runs it analyses run_queue, so that every connection's cached plans of the hot
  * statements are made again for the queue's new size (see lib/runs/queue-stats.ts).
  */
@@ -41,8 +48,12 @@ export function startTickLoop(o: TickLoopOptions): Loop {
     run: async () => {
       const now = performance.now();
       const latenessPass = now - lastLatenessPass >= LATENESS_PASS_INTERVAL_MS;
+      const partitions = o.partitions();
+      // Backlogged and far enough ahead: no batches this time; the lateness pass keeps its pace.
+      const defer = o.backlogged?.() === true && (await mayDeferMaterialising(o.db, partitions, o.horizonSeconds));
+      if (defer && !latenessPass) return;
       if (latenessPass) lastLatenessPass = now;
-      const r = await tickOnce(o.db, { partitions: o.partitions(), horizonSeconds: o.horizonSeconds, graceSeconds: o.graceSeconds, latenessPass });
+      const r = await tickOnce(o.db, { partitions, horizonSeconds: o.horizonSeconds, graceSeconds: o.graceSeconds, latenessPass, ...(defer ? { maxBatches: 0 } : {}) });
       if (r.created > 0 || r.skipped > 0 || r.coalesced > 0 || r.tooLate > 0) {
         o.log.info({ event: "run:tick:done", ...r });
         if (r.created > 0) o.onCreated?.();
