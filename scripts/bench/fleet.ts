@@ -15,7 +15,7 @@ import { runAlertPasses, scrapeMetrics, startConsoleReaders, type ConsoleReport 
 import { sampleRss, splitCpu, stopAll, waitFor, type CpuSplit } from "./procs";
 import { runRawSpike, type RawReport } from "./raw";
 import { awaitWorkersReady, BENCH_DUE, startWorkers } from "./spike";
-import { checkpointBeforePhase, checkRuns, prepareSpikeTables, spikeStats, type RunsCheck, type SpikeStats } from "./stats";
+import { checkpointBeforePhase, checkRuns, prepareSpikeTables, spikeStats, statementsBetween, statementsSnapshot, type RunsCheck, type SpikeStats, type StatementUse } from "./stats";
 
 export type FleetOptions = {
   url: string;
@@ -63,6 +63,8 @@ export type FleetReport = {
   spikeBuffers: { hit: number; read: number; readPerSpikeRun: number; hitRatio: number; byRelation: RelationReads[] };
   /** Over the same window: how busy the cores were and whose processes used them. */
   spikeCpu: CpuSplit;
+  /** Over the same window: the statements that took the most time (pg_stat_statements; null when the server does not load it). */
+  spikeStatements: StatementUse[] | null;
   metrics: { bytes: number; seconds: number };
   console: ConsoleReport | null;
   workerRssMb: number[];
@@ -179,11 +181,13 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
     const readerCount = o.readers ?? 20;
     readers = readerCount > 0 ? startConsoleReaders(o.url, target, readerCount, paceMs, recordFrom) : null;
     await new Promise((r) => setTimeout(r, Math.max(0, recordFrom - performance.now())));
+    const statementsBefore = await statementsSnapshot(pool);
     const buffersBefore = await bufferCounts(pool);
     const cpuUntil = await splitCpu(procs, () => backendNames(pool));
     await waitFor("fleet spike to drain", () => dueDrained(pool, due, o.partitions), 900_000, 500);
     const spikeCpu = await cpuUntil();
     const buffersAfter = await bufferCounts(pool);
+    const spikeStatements = statementsBetween(statementsBefore, await statementsSnapshot(pool), 15);
     let consoleReport: ConsoleReport | null = null;
     if (readers) {
       // A spike shorter than a few reads (small fleets) would leave percentiles of nothing: read on
@@ -268,6 +272,7 @@ export async function runFleet(pool: pg.Pool, db: Db, o: FleetOptions): Promise<
       },
       spikeBuffers: bufferDelta(buffersBefore, buffersAfter, stats.runs),
       spikeCpu,
+      spikeStatements,
       metrics,
       console: consoleReport,
       workerRssMb,

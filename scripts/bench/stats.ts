@@ -116,7 +116,7 @@ export async function statementsSnapshot(pool: pg.Pool): Promise<Map<string, Sta
   }
 }
 
-/** The statements that took the most time between two snapshots, with the text cut to its start. */
+/** The statements that took the most time between two snapshots, with the text cut to its first 240 characters. */
 export function statementsBetween(before: Map<string, StatementUse> | null, after: Map<string, StatementUse> | null, top = 8): StatementUse[] | null {
   if (!before || !after) return null;
   const out: StatementUse[] = [];
@@ -124,7 +124,7 @@ export function statementsBetween(before: Map<string, StatementUse> | null, afte
     const b = before.get(id) ?? { calls: 0, rows: 0, execMs: 0, planMs: 0 };
     if (a.calls === b.calls) continue;
     out.push({
-      query: a.query.replace(/\s+/g, " ").slice(0, 120),
+      query: a.query.replace(/\s+/g, " ").slice(0, 240),
       calls: a.calls - b.calls,
       rows: a.rows - b.rows,
       execMs: Math.round(a.execMs - b.execMs),
