@@ -149,6 +149,16 @@ function parseLateness(text: string | null): AttemptLateness[] {
 }
 
 /**
+ * The queue rows `held` locked, deleted by key, never by the ctid the lock returned: when a
+ * renewal committed after this statement began, the lock waited for it and returned the renewal's
+ * new version, which the statement's snapshot cannot see, so a delete by that ctid found nothing
+ * and the record went on without its queue row. By key the delete finds the version its snapshot
+ * sees and follows it to the newest one, which `held` has locked since.
+ */
+const DELETE_HELD = sql`DELETE FROM run_queue q USING held h
+      WHERE q.state = 'running' AND q.schedule_id = h.schedule_id AND q.run_id = h.id AND q.attempts = h.attempt AND q.lease_owner = ${sql.placeholder("workerId")}`;
+
+/**
  * Successes: delete each queue row (fenced) and write the record once, in place. The first attempt
  * that succeeded stays on the run row (worker_id, started_at, finished_at, duration_ms; run_attempts
  * reads it from there): no attempts row and no foreign-key check for the common case.
@@ -182,7 +192,7 @@ const finishSucceededBy = (find: "tid" | "index", withOutput: boolean) => {
   return prepare(`${find === "tid" ? "sk_finish_tid" : "sk_finish_done"}${withOutput ? "_out" : ""}`, sql`
     WITH clock AS (SELECT sk_now() AS now),
     held AS (${held}),
-    ${find === "index" ? sql`gone AS (DELETE FROM run_queue q WHERE q.ctid = ANY(ARRAY(SELECT ctid FROM held))),` : sql``}${withOutput ? sql`
+    ${find === "index" ? sql`gone AS (${DELETE_HELD}),` : sql``}${withOutput ? sql`
     output AS (${OUTPUT_INSERT}),` : sql``}
     recorded AS (
       -- A success after retries: its attempt gets a row like the ones before it.
@@ -272,11 +282,13 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
       FROM held
     ),
     waiting AS (
-      -- Retry, release or dead: the run stays in the queue, waiting (or dead until re-queued).
+      -- Retry, release or dead: the run stays in the queue, waiting (or dead until re-queued). By
+      -- key, not by the ctid held's lock returned: that is a renewal's new version when one
+      -- committed after this statement began, which this statement's snapshot cannot see (as DELETE_HELD).
       UPDATE run_queue q SET state = d.next_state, run_after = coalesce(d.retry_at, q.run_after), max_attempts = d.allowed,
         lease_owner = NULL, lease_expires_at = NULL, started_at = NULL
       FROM decided d
-      WHERE q.ctid = d.ctid
+      WHERE q.state = 'running' AND q.schedule_id = d.schedule_id AND q.run_id = d.id AND q.attempts = d.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
     ),
     finished AS (
       UPDATE runs r SET
