@@ -181,11 +181,11 @@ const finishSucceededBy = (find: "tid" | "index", withOutput: boolean) => {
       RETURNING x.id, x.attempt, x.duration_ms, q.started_at`
       : sql`
       -- Each queue row among its schedule's running runs (run_queue_running_idx, usually one; the
-      -- lateral keeps it a probe per run), locked, then deleted where it was found.
-      SELECT f.ctid, f.started_at, x.* FROM unnest(${sql.placeholder("ids")}::bigint[], ${sql.placeholder("tokens")}::int[], ${sql.placeholder("scheduleIds")}::bigint[],
+      -- lateral keeps it a probe per run), locked, then deleted by key (DELETE_HELD).
+      SELECT f.started_at, x.* FROM unnest(${sql.placeholder("ids")}::bigint[], ${sql.placeholder("tokens")}::int[], ${sql.placeholder("scheduleIds")}::bigint[],
           ${sql.placeholder("durations")}::int[]) AS x(id, attempt, schedule_id, duration_ms)
         CROSS JOIN LATERAL (
-          SELECT q.ctid, q.started_at FROM run_queue q
+          SELECT q.started_at FROM run_queue q
           WHERE q.state = 'running' AND q.schedule_id = x.schedule_id AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
           FOR UPDATE
         ) f`;
@@ -253,7 +253,7 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
     held AS (
       -- Fencing: only the holder of the current token may finish the run. Each queue row is found
       -- among its schedule's running runs (run_queue_running_idx) and locked, so the checks hold until commit.
-      SELECT h.ctid, h.max_attempts, h.started_at, x.*, ${latenessColumns(sql`h.started_at`, sql`x.attempt`)},
+      SELECT h.max_attempts, h.started_at, x.*, ${latenessColumns(sql`h.started_at`, sql`x.attempt`)},
         CASE
           WHEN x.outcome = 'aborted' THEN 'pending'
           WHEN x.non_retryable OR x.attempt >= h.max_attempts THEN 'dead'
@@ -261,7 +261,7 @@ const FINISH_OTHER = prepare("sk_finish_other", sql`
         END::run_state AS next_state
       FROM results x
       CROSS JOIN LATERAL (
-        SELECT q.ctid, q.max_attempts, q.started_at FROM run_queue q
+        SELECT q.max_attempts, q.started_at FROM run_queue q
         WHERE q.state = 'running' AND q.schedule_id = x.schedule_id
           AND q.run_id = x.id AND q.attempts = x.attempt AND q.lease_owner = ${sql.placeholder("workerId")}
         FOR UPDATE
