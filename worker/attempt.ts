@@ -163,6 +163,8 @@ async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, ctx
  */
 export function runAttempt(run: ClaimedRun, deps: AttemptDeps, abort: AttemptAbort): RunResult | Promise<RunResult> {
   const started = performance.now();
+  // Aborted before it began (the runner found the lease deadline already passed): never called.
+  if (abort.aborted) return aborted(run, started, abort, undefined);
   let returned: unknown;
   let ctx: AttemptContext | undefined;
   try {

@@ -18,9 +18,10 @@ import { waitUntil } from "../lib/testing/wait";
 // What the docs promise (docs/schedules.md, "Queues and concurrency limits"): the limits hold
 // across the fleet, and "a run whose lease expired still counts until the rescue settles it", so a
 // dead or frozen worker's runs are not doubled by the limit's arithmetic. The one thing the
-// scheduler cannot stop is a superseded attempt's handler acting after its lease ran out (the
-// worker aborts its signal at the lease minus the safety margin, docs/handlers.md "How long a
-// handler may take"; this test's handler ignores it). So, checked exactly:
+// scheduler cannot stop is a superseded attempt's handler, started before its worker froze, acting
+// after its lease ran out (the worker aborts its signal at the lease minus the safety margin and
+// starts no handler past it, docs/handlers.md "How long a handler may take"; this test's handler
+// ignores the signal). So, checked exactly:
 //   - the receiver (outside the product): the calls in flight at once never exceed the limit,
 //     counting every call except those of the frozen worker's superseded attempts that arrived
 //     after it was continued;

@@ -7,6 +7,8 @@ import { readAttempts, readRun, waitForRun } from "../lib/testing/runs";
 import { spawnWorker, startWorkers } from "../lib/testing/spawn";
 import { startAnswerCut } from "../lib/testing/answer-cut";
 import { throughProxy } from "../lib/testing/blackhole";
+import { startReceiver } from "../lib/testing/receiver";
+import { waitUntil } from "../lib/testing/wait";
 
 // Real processes, real PostgreSQL. Schedule time never moves by sleeping: the database clock
 // runs from a fixed instant, or stands still and is moved; the tests wait on what the workers do.
@@ -60,7 +62,9 @@ describe("a worker killed mid-handler", () => {
     const a = spawnWorker(t.url, "zombie");
     await a.waitFor((l) => l.event === "worker:start", 60_000);
     const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
-    await waitForRow(id, (r) => r.state === "running" && r.lease_owner === "zombie", 20_000);
+    // Stopped in the middle of its work: the handler has started (a worker that wakes past its
+    // lease before starting one never starts it, as the test below shows).
+    await a.waitFor((l) => l.event === "ledger:work:start" && l.runId === id, 20_000);
     a.signal("SIGSTOP");
     const b = spawnWorker(t.url, "successor");
     const done = await waitForRow(id, (r) => r.state === "done", 40_000);
@@ -150,6 +154,51 @@ describe("a claim whose answer is lost", () => {
       expect((await readAttempts(t.pool, id)).filter((a) => a.outcome !== "succeeded")).toEqual([]);
     } finally {
       await proxy.close();
+    }
+  }, 120_000);
+});
+
+describe("a worker paused between its claim and the answer", () => {
+  it("SIGSTOP after the claim commits, before the worker reads it, until another worker took the run over: the zombie never starts the handler", async () => {
+    // The proxy holds the claim's answer back after it committed, so the stop lands exactly between
+    // the commit and the worker reading what it claimed. The database clock runs at real pace from
+    // T0: the successor's takeover needs the lease to run out on it, which is the zombie's own
+    // deadline (lease minus margin since it sent the claim) passed as well.
+    await runClockFrom(t.pool, T0);
+    const receiver = await startReceiver();
+    const u = new URL(t.url);
+    const proxy = await startAnswerCut({ host: u.hostname, port: Number(u.port || 5432) });
+    try {
+      // The test's handler ignores its signal, as a handler may: only not starting it keeps it from acting.
+      const env = { SK_TEST_HANDLERS: "probe", SK_TEST_RECEIVER: receiver.url };
+      const script = { script: "lib/testing/handler-worker.ts" };
+      const [zombie] = await startWorkers(throughProxy(t.url, proxy.port), ["paused-claim"], env, script);
+      const name = `paused-claim-${Date.now()}`;
+      const s = (await makeSchedule(t.db, { ...RUNS_BY_HAND, name, handler: "probe", leaseSeconds: LEASE_SECONDS })).id;
+      proxy.hold(`["${name}"]`);
+      const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+      await waitUntil(() => proxy.holding, 20_000, "the claim's answer held after its commit", 10);
+      expect(await readRun(t.pool, id)).toMatchObject({ state: "running", attempts: 1, lease_owner: "paused-claim" });
+      zombie.signal("SIGSTOP");
+      proxy.release();
+      const successor = spawnWorker(t.url, "successor", env, script);
+      const done = await waitForRow(id, (r) => r.state === "done", 60_000);
+      expect(done).toMatchObject({ attempts: 2, worker_id: "successor" });
+      zombie.signal("SIGCONT");
+      // The zombie reads its claim, finds the deadline already passed, and gives the attempt up unrun.
+      const given = await zombie.waitFor((l) => l.event === "run:abort:deadline" && l.runId === id, 20_000);
+      expect(given).toMatchObject({ attempt: 1 });
+      await zombie.waitFor((l) => l.event === "run:finish:stale" && l.runId === id, 20_000);
+      // The receiver, outside the product: one call, the successor's.
+      expect(receiver.received.map((r) => r.body)).toEqual([{ handler: "probe", workerId: "successor", runId: id, attempt: 2 }]);
+      expect((await readAttempts(t.pool, id)).map((x) => [x.attempt, x.worker_id, x.outcome])).toEqual([
+        [1, "paused-claim", "lease_expired"],
+        [2, "successor", "succeeded"],
+      ]);
+      await successor.waitFor((l) => l.event === "run:attempt" && l.outcome === "succeeded", 1);
+    } finally {
+      await proxy.close();
+      await receiver.close();
     }
   }, 120_000);
 });

@@ -170,8 +170,15 @@ export function createRunner(o: RunnerOptions) {
     inFlight.set(run.id, e);
     const q = queueOf(run);
     held.set(q, (held.get(q) ?? 0) + 1);
-    armDeadline(deadlineOf(e));
-    o.metrics?.attemptStarted(run.handler);
+    // No handler starts past its lease deadline: a worker paused between sending the claim and
+    // reading its answer (SIGSTOP, a swapped-out process) may wake after the lease ran out and
+    // another worker took the run over. Its signal would fire at once, but a handler that ignores
+    // it would act beside the new holder, so the attempt is given up unrun.
+    if (performance.now() >= leaseDeadlineOf(e)) abort(e, "deadline", `lease deadline passed before the handler started: ${e.leaseMs} ms lease minus ${e.marginMs} ms safety margin since the claim was sent`);
+    else {
+      armDeadline(deadlineOf(e));
+      o.metrics?.attemptStarted(run.handler);
+    }
     const attempted = runAttempt(run, attemptDeps, e);
     // A synchronous handler's result is queued at once; runAttempt never rejects.
     if (attempted instanceof Promise) void attempted.then((a) => done(e, a));
