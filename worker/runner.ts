@@ -164,8 +164,9 @@ export function createRunner(o: RunnerOptions) {
 
   function start(run: ClaimedRun, sentAt: number) {
     const leaseMs = run.leaseSeconds * 1000;
+    const now = performance.now();
     // The timeout counts from the handler's start on this worker's monotonic clock.
-    const timeoutAt = run.timeoutSeconds ? performance.now() + run.timeoutSeconds * 1000 : Infinity;
+    const timeoutAt = run.timeoutSeconds ? now + run.timeoutSeconds * 1000 : Infinity;
     const e = new InFlight(run, leaseMs, Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)), sentAt, timeoutAt);
     inFlight.set(run.id, e);
     const q = queueOf(run);
@@ -174,7 +175,7 @@ export function createRunner(o: RunnerOptions) {
     // reading its answer (SIGSTOP, a swapped-out process) may wake after the lease ran out and
     // another worker took the run over. Its signal would fire at once, but a handler that ignores
     // it would act beside the new holder, so the attempt is given up unrun.
-    if (performance.now() >= leaseDeadlineOf(e)) abort(e, "deadline", `lease deadline passed before the handler started: ${e.leaseMs} ms lease minus ${e.marginMs} ms safety margin since the claim was sent`);
+    if (now >= leaseDeadlineOf(e)) abort(e, "deadline", `lease deadline passed before the handler started: ${e.leaseMs} ms lease minus ${e.marginMs} ms safety margin since the claim was sent`);
     else {
       armDeadline(deadlineOf(e));
       o.metrics?.attemptStarted(run.handler);

@@ -50,14 +50,14 @@ export async function startAnswerCut(target: { host: string; port: number }) {
           else if (holding === null) holding = [];
         }
         if (holding) {
-          holding.push(Buffer.from(msg));
+          holding.push(msg);
           if (type === "Z" && marker) {
             marker = null;
             const held = holding;
             release = () => {
               holding = null;
               release = null;
-              client.write(Buffer.concat(held.splice(0)));
+              client.write(Buffer.concat(held));
             };
           }
           continue;

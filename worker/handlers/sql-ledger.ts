@@ -30,8 +30,10 @@ export function sqlLedgerHandler(db: Db) {
     ...info,
     run: async (ctx) => {
       const delayMs = Number(ctx.payload?.delayMs ?? 0);
-      if (delayMs > 0) ctx.log.info({ event: "ledger:work:start", delayMs });
-      if (delayMs > 0) await waitFor(delayMs, ctx.payload?.interruptible === false ? undefined : ctx.signal);
+      if (delayMs > 0) {
+        ctx.log.info({ event: "ledger:work:start", delayMs });
+        await waitFor(delayMs, ctx.payload?.interruptible === false ? undefined : ctx.signal);
+      }
       // A handler that hogs the database: `holdConnections` statements of `holdMs` each, at once, on
       // the handlers' pool (the fault suite's pool exhaustion; more than the pool has, and they queue).
       const hold = Math.min(LEDGER_MAX_HELD_CONNECTIONS, Math.max(0, Math.floor(Number(ctx.payload?.holdConnections ?? 0))));
