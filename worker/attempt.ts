@@ -155,14 +155,14 @@ async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, ctx
 
 /**
  * Run one claimed attempt's handler and turn whatever happened into a RunResult (its durationMs is
- * how long the handler took). Never throws nor rejects: an unknown handler, a thrown error and an abort all become results. Once the signal has
+ * how long the handler took, from `started`: the runner passes the instant its timeout counts from,
+ * so an attempt timed out after timeoutSeconds never reports a shorter duration). Never throws nor rejects: an unknown handler, a thrown error and an abort all become results. Once the signal has
  * fired, a late success is not reported as one (promise: past its deadline the worker commits no
  * success). A handler that returns without a promise (a synchronous one) is done at once, and so
  * is this: the result comes back as a value, with no promise made and no turn of the event loop
  * waited (a cost per run at the top of the hour); otherwise it comes as a promise.
  */
-export function runAttempt(run: ClaimedRun, deps: AttemptDeps, abort: AttemptAbort): RunResult | Promise<RunResult> {
-  const started = performance.now();
+export function runAttempt(run: ClaimedRun, deps: AttemptDeps, abort: AttemptAbort, started = performance.now()): RunResult | Promise<RunResult> {
   // Aborted before it began (the runner found the lease deadline already passed): never called.
   if (abort.aborted) return aborted(run, started, abort, undefined);
   let returned: unknown;

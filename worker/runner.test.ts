@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { defineHandler } from "../lib/handlers/types";
 import { waitFor } from "../lib/handlers/wait";
 import { createLogger } from "../lib/log";
+import { createWorkerMetrics } from "../lib/metrics/worker-metrics";
 import { setupTestDatabase } from "../lib/testing/db";
 import { createHandlerRegistry } from "./handlers/registry";
 import { createRunner } from "./runner";
@@ -29,12 +30,15 @@ const registry = createHandlerRegistry([
       seen.slowSignalAborted = ctx.signal.aborted;
     },
   }),
+  // Ignores its signal for 2 s: past a 1 s timeout, short of the stubborn handler's wait.
+  defineHandler({ name: "overstays", idempotent: true, description: "", run: () => new Promise((r) => setTimeout(r, 2_000)) }),
   // Takes longer than its lease but is renewed meanwhile.
   defineHandler({ name: "long", idempotent: true, description: "", run: (ctx) => waitFor(4_500, ctx.signal) }),
 ]);
 
-function runner(workerId: string) {
+function runner(workerId: string, metrics?: ReturnType<typeof createWorkerMetrics>) {
   return createRunner({
+    metrics,
     db: t.db,
     log: createLogger("test", "silent"),
     workerId,
@@ -92,6 +96,29 @@ describe("the runner's lease deadlines", () => {
     const run = await readRun(t.pool, id);
     expect(run.state).toBe("done");
     expect(await readAttempts(t.pool, id)).toHaveLength(1);
+  });
+});
+
+describe("the runner's timeouts", () => {
+  it("records a timed-out attempt as lasting at least its schedule's timeoutSeconds, however long the worker took to call the handler", async () => {
+    // The worker's own work between taking the run and calling its handler (here its metrics, made
+    // slow; in production a GC pause) must not come off the recorded duration: the timeout and the
+    // duration count from the same instant. Checked against the schedule's timeout, not the runner.
+    const s = (await makeSchedule(t.db, { handler: "overstays", timeoutSeconds: 1 })).id;
+    const [id] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+    const metrics = createWorkerMetrics();
+    const attemptStarted = metrics.attemptStarted.bind(metrics);
+    metrics.attemptStarted = (handler) => {
+      const until = performance.now() + 50;
+      while (performance.now() < until);
+      attemptStarted(handler);
+    };
+    const r = runner("w-timeout", metrics);
+    await r.claimPass();
+    expect(await r.drain(5_000)).toBe(true);
+    const [attempt] = await readAttempts(t.pool, id);
+    expect(attempt.outcome).toBe("timed_out");
+    expect(attempt.duration_ms).toBeGreaterThanOrEqual(1_000);
   });
 });
 

@@ -165,7 +165,8 @@ export function createRunner(o: RunnerOptions) {
   function start(run: ClaimedRun, sentAt: number) {
     const leaseMs = run.leaseSeconds * 1000;
     const now = performance.now();
-    // The timeout counts from the handler's start on this worker's monotonic clock.
+    // The timeout and the attempt's duration count from this one instant on the worker's monotonic
+    // clock, so an attempt timed out after timeoutSeconds is never recorded as having taken less.
     const timeoutAt = run.timeoutSeconds ? now + run.timeoutSeconds * 1000 : Infinity;
     const e = new InFlight(run, leaseMs, Math.min(o.leaseSafetyMarginMs, Math.floor(leaseMs / 3)), sentAt, timeoutAt);
     inFlight.set(run.id, e);
@@ -180,7 +181,7 @@ export function createRunner(o: RunnerOptions) {
       armDeadline(deadlineOf(e));
       o.metrics?.attemptStarted(run.handler);
     }
-    const attempted = runAttempt(run, attemptDeps, e);
+    const attempted = runAttempt(run, attemptDeps, e, now);
     // A synchronous handler's result is queued at once; runAttempt never rejects.
     if (attempted instanceof Promise) void attempted.then((a) => done(e, a));
     else done(e, attempted);
