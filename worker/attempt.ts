@@ -154,9 +154,10 @@ async function settle(run: ClaimedRun, started: number, abort: AttemptAbort, ctx
 }
 
 /**
- * Run one claimed attempt's handler and turn whatever happened into a RunResult (its durationMs is
+ * Run one claimed attempt's handler and turn whatever happened into a RunResult. Its durationMs is
  * how long the handler took, from `started`: the runner passes the instant its timeout counts from,
- * so an attempt timed out after timeoutSeconds never reports a shorter duration). Never throws nor rejects: an unknown handler, a thrown error and an abort all become results. Once the signal has
+ * so an attempt timed out after timeoutSeconds never reports a shorter duration. Never throws nor
+ * rejects: an unknown handler, a thrown error and an abort all become results. Once the signal has
  * fired, a late success is not reported as one (promise: past its deadline the worker commits no
  * success). A handler that returns without a promise (a synchronous one) is done at once, and so
  * is this: the result comes back as a value, with no promise made and no turn of the event loop
