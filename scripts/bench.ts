@@ -203,7 +203,7 @@ async function main() {
       split: split
         ? {
             handlers: 2,
-            spike: { lastStartedAfterSeconds: split.spike.lastStartedAfterSeconds, latenessSeconds: split.spike.latenessSeconds, claimsPerSecond: split.spike.claimsPerSecond, runs: split.spike.runs, sweptRuns: split.spike.sweptRuns, byWorker: split.spike.byWorker, cpuPerRun: split.spike.cpuPerRun },
+            spike: { lastStartedAfterSeconds: split.spike.lastStartedAfterSeconds, latenessSeconds: split.spike.latenessSeconds, claimsPerSecond: split.spike.claimsPerSecond, runs: split.spike.runs, check: split.spike.check, sweptRuns: split.spike.sweptRuns, byWorker: split.spike.byWorker, cpuPerRun: split.spike.cpuPerRun },
             steady: split.steady,
             ratio: { startsPerSecond: ceiling ? round3(split.spike.claimsPerSecond / ceiling) : null, ofPlain: round3(split.spike.claimsPerSecond / sk.spike.claimsPerSecond) },
             plainSweptRuns: sk.spike.sweptRuns,
@@ -213,7 +213,7 @@ async function main() {
         spikeAllStartedWithin10s: sk.spike.lastStartedAfterSeconds <= 10,
         startsAtLeast90PercentOfRaw: startsMeetTarget(sk.spike.claimsPerSecond, ceiling),
         completionsAtLeast85PercentOfRaw: ceilingDone ? sk.spike.completionsPerSecond >= 0.85 * ceilingDone : null,
-        everyRunStartedOnceAndDone: sk.spike.check.ok && [raw, rawAfter, rawPlain].every((r) => r === null || r.check.ok),
+        everyRunStartedOnceAndDone: sk.spike.check.ok && (split === null || split.spike.check.ok) && [raw, rawAfter, rawPlain].every((r) => r === null || r.check.ok),
         steadyAtLeast35000PerSecond: sk.steady.runsPerSecond >= 35_000,
         workerRssUnder200Mb: sk.spike.peakWorkerRssMb.every((m) => m < 200),
         attemptHistoryComplete: sk.spike.attemptsRows >= sk.spike.runs,
