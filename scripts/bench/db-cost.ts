@@ -127,18 +127,30 @@ async function raw(url: string, admin: pg.Pool, shape: Shape, batch: number, s: 
   }
 }
 
-runScript(async () => {
-  const s = Number(process.argv[2] ?? 400_000);
-  const batch = Number(process.argv[3] ?? 500);
-  const out: Record<string, Record<Shape, Cost>> = { slotkeeper: {} as Record<Shape, Cost>, raw: {} as Record<Shape, Cost> };
+/** A drain counts only if it started and finished every run once: read from the rows themselves. */
+async function assertDrained(pool: pg.Pool, what: string, query: string, params: unknown[], s: number): Promise<void> {
+  const { rows } = await pool.query<{ n: number; done: number }>(query, params);
+  if (rows[0].n !== s || rows[0].done !== s) throw new Error(`db-cost: ${what} left ${s - rows[0].done} of ${s} runs unfinished (${rows[0].n} rows)`);
+}
+
+type DbCostReport = { cpus: number; loadAverage: number[]; schedules: number; batch: number; slotkeeper: Record<Shape, Cost>; raw: Record<Shape, Cost> };
+
+/** Every shape on both sides, each on S runs due at one instant (a scratch database per shape). */
+async function measureDbCost(s: number, batch: number): Promise<DbCostReport> {
+  const out = { slotkeeper: {} as Record<Shape, Cost>, raw: {} as Record<Shape, Cost> };
   for (const shape of SHAPES) {
-    // A database of its own per shape: every drain starts from S freshly materialised slots.
     await withScratchDatabase("sk_bench_cost", { poolMax: 1, partitions: PARTITIONS }, async ({ url, pool, db }) => {
       await materialise(pool, db, { schedules: s, partitions: PARTITIONS });
       await runClockFrom(pool, new Date(BENCH_DUE.getTime() + 1000));
       out.slotkeeper[shape] = await slotkeeper(url, shape, batch);
+      await assertDrained(pool, `slotkeeper ${shape}`, `SELECT count(*)::int AS n, count(*) FILTER (WHERE state = 'done' AND started_at IS NOT NULL)::int AS done FROM runs WHERE scheduled_for = $1`, [BENCH_DUE], s);
       out.raw[shape] = await raw(url, pool, shape, batch, s);
+      await assertDrained(pool, `raw ${shape}`, `SELECT count(*)::int AS n, count(*) FILTER (WHERE state = 'done' AND fencing_token = 1)::int AS done FROM raw_runs`, [], s);
     });
   }
-  console.log(JSON.stringify({ cpus: os.cpus().length, loadAverage: os.loadavg(), schedules: s, batch, ...out }, null, 2));
+  return { cpus: os.cpus().length, loadAverage: os.loadavg(), schedules: s, batch, ...out };
+}
+
+runScript(async () => {
+  console.log(JSON.stringify(await measureDbCost(Number(process.argv[2] ?? 400_000), Number(process.argv[3] ?? 500)), null, 2));
 });
