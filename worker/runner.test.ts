@@ -137,3 +137,40 @@ describe("the runner's backlog signal", () => {
     expect(await fresh.drain(5_000)).toBe(true);
   });
 });
+
+describe("the runner's claims and finishes", () => {
+  it("starts no claim while its own finish statement is in flight, and claims as soon as that finish has committed", async () => {
+    const s = (await makeSchedule(t.db, { handler: "noop", leaseSeconds: 30 })).id;
+    const [first] = await makeRuns(t.db, s, [{ scheduledFor: new Date(T0.getTime() - 60_000) }]);
+    // Another connection holds the first run's record, so the finish that writes it waits.
+    const blocker = await t.pool.connect();
+    try {
+      await blocker.query("BEGIN");
+      await blocker.query("SELECT 1 FROM runs WHERE id = $1 FOR UPDATE", [first]);
+      const r = runner("w-order");
+      await r.claimPass();
+      await waitUntil(
+        async () => (await t.pool.query("SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'")).rowCount === 1,
+        10_000,
+        "the first run's finish to wait on the held record",
+      );
+      const [second] = await makeRuns(t.db, s, [{ scheduledFor: T0 }]);
+      let claimed = false;
+      const pass = r.claimPass().then(() => (claimed = true));
+      // The claim would take a few milliseconds; given far longer, it must still not have run.
+      await Promise.race([pass, new Promise((resolve) => setTimeout(resolve, 1_500))]);
+      expect(claimed, "a claim pass ran beside the worker's own finish").toBe(false);
+      expect((await t.pool.query("SELECT state FROM run_queue WHERE run_id = $1", [second])).rows[0].state).toBe("pending");
+      await blocker.query("COMMIT");
+      await pass;
+      // The finish committed, then the claim took the second run.
+      expect((await readRun(t.pool, first)).state).toBe("done");
+      expect((await t.pool.query("SELECT state, lease_owner FROM run_queue WHERE run_id = $1", [second])).rows[0]).toEqual({ state: "running", lease_owner: "w-order" });
+      expect(await r.drain(5_000)).toBe(true);
+      expect((await readRun(t.pool, second)).state).toBe("done");
+    } finally {
+      await blocker.query("ROLLBACK").catch(() => {});
+      blocker.release();
+    }
+  });
+});
