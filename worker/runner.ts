@@ -313,13 +313,6 @@ export function createRunner(o: RunnerOptions) {
 
     /** Claim as many runs as there are free slots and start their handlers; true when it filled every slot it asked for. */
     async claimPass(): Promise<boolean> {
-      // Never beside this worker's own finish: a claim waits for the finish statement in flight to
-      // commit (a few milliseconds). On a database short of CPU, claims and finishes that overlap
-      // cost it more per run than the same statements in turn (docs/benchmarks.md, "Latest
-      // results"), and at the top of the hour every result comes at once, so nothing is gained by
-      // claiming while the last batch is written. Slots stay taken until their results are written,
-      // so concurrency is unchanged; only the order of the two statements is.
-      if (flushing) await flushing;
       if (answerMaybeLost) await adopt();
       // Each queue up to its own free slots (and the batch size).
       const room: Record<string, number> = {};
