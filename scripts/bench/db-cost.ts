@@ -16,13 +16,15 @@ import { finishRuns, type RunResult } from "../../lib/runs/finish";
 import { runClockFrom } from "../../lib/testing/clock";
 import { FINISH_BATCH_MAX } from "../../worker/runner";
 import { countCpu } from "./procs";
-import { rawTableDdl, RAW_CLAIM_IN_PARTITION, RAW_FINISH, RAW_FINISH_SESSION_OPTIONS } from "./raw-statements";
+import { rawTableDdl, RAW_CLAIM_IN_PARTITION, RAW_FINISH, RAW_FINISH_SESSION_OPTIONS, RAW_INSERT } from "./raw-statements";
 import { runScript, withScratchDatabase } from "./scratch";
 import { BENCH_DUE, materialise } from "./spike";
 
 const PARTITIONS = 16;
 type Shape = "alone" | "twoInTurn" | "twoPipelined";
 const SHAPES: Shape[] = ["alone", "twoInTurn", "twoPipelined"];
+/** How many claim loops a shape runs at once. */
+const loopsOf = (shape: Shape) => (shape === "alone" ? 1 : 2);
 type Cost = { runs: number; seconds: number; databaseMicros: number | null; clientMicros: number };
 
 /** One loop's two steps: claim up to n due runs in its partitions (a batch to finish), and finish a batch. */
@@ -30,7 +32,7 @@ type Side<B> = { claim: (loop: number, n: number) => Promise<B[]>; finish: (loop
 
 /** Drain with `loops` loops in the given shape; CPU per run from /proc (the database's processes, this one's). */
 async function drain<B>(side: Side<B>, shape: Shape, batch: number): Promise<Cost> {
-  const loops = shape === "alone" ? 1 : 2;
+  const loops = loopsOf(shape);
   const cpu = countCpu([]);
   const client = process.cpuUsage();
   const started = performance.now();
@@ -68,7 +70,7 @@ const partitionsOf = (loop: number, loops: number) => Array.from({ length: PARTI
 
 /** Slotkeeper's claim (the by-handler claim a worker uses) and its finish of successes. */
 async function slotkeeper(url: string, shape: Shape, batch: number): Promise<Cost> {
-  const loops = shape === "alone" ? 1 : 2;
+  const loops = loopsOf(shape);
   // A claiming and a finishing connection per loop, opened before the clock starts.
   const dbs: Db[] = [];
   const pools = Array.from({ length: loops }, () => createPool(url, { max: 2, applicationName: "slotkeeper:bench-db-cost" }));
@@ -97,10 +99,11 @@ async function slotkeeper(url: string, shape: Shape, batch: number): Promise<Cos
 /** The ceiling's claim in one partition at a time (as raw-worker.ts's partitioned mode) and its finish. */
 async function raw(url: string, admin: pg.Pool, shape: Shape, batch: number, s: number): Promise<Cost> {
   for (const ddl of rawTableDdl("partitioned")) await admin.query(ddl);
-  await admin.query(`INSERT INTO raw_runs (job_id, partition, due_at) SELECT g, mod(g, $2), now() - interval '1 second' FROM generate_series(1, $1::int) g`, [s, PARTITIONS]);
+  // Due a second ago (the server is on this machine, so on this clock).
+  await admin.query(RAW_INSERT, [s, new Date(Date.now() - 1000), PARTITIONS]);
   await admin.query(`VACUUM ANALYZE raw_runs`);
   await admin.query(`CHECKPOINT`);
-  const loops = shape === "alone" ? 1 : 2;
+  const loops = loopsOf(shape);
   const claimers = Array.from({ length: loops }, () => new pg.Client({ connectionString: url }));
   const finishers = Array.from({ length: loops }, () => new pg.Client({ connectionString: url, options: RAW_FINISH_SESSION_OPTIONS }));
   await Promise.all([...claimers, ...finishers].map((c) => c.connect()));

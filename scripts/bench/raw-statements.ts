@@ -33,6 +33,12 @@ export function rawTableDdl(mode: RawMode): string[] {
   ];
 }
 
+/**
+ * The ceiling's runs ($1 of them, due at $2, spread over $3 partitions by job id): what both the
+ * spike (raw.ts) and the statement cost (db-cost.ts) drain.
+ */
+export const RAW_INSERT = `INSERT INTO raw_runs (job_id, partition, due_at) SELECT g, mod(g, $3), $2 FROM generate_series(1, $1::int) g`;
+
 /** The claim's text, in every partition or in the one named by $3. */
 const rawClaimText = (inPartition: boolean) => `WITH claimable AS (
     SELECT id FROM raw_runs

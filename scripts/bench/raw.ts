@@ -3,7 +3,7 @@
 import path from "node:path";
 import type pg from "pg";
 import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor, type CpuPerRun } from "./procs";
-import { rawTableDdl, type RawMode } from "./raw-statements";
+import { RAW_INSERT, rawTableDdl, type RawMode } from "./raw-statements";
 import { checkpointBeforePhase, checkRuns, markPhase, prepareSpikeTables, sincePhase, spikeStats, type RunsCheck, type SpikeStats } from "./stats";
 
 export type RawOptions = {
@@ -54,7 +54,7 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<RawRepo
     const leadMs = 7000 + Math.ceil(o.schedules / 40);
     const { rows } = await pool.query<{ due: Date }>(`SELECT now() + make_interval(secs => $1::float8 / 1000) AS due`, [leadMs]);
     const due = rows[0].due;
-    await pool.query(`INSERT INTO raw_runs (job_id, partition, due_at) SELECT g, mod(g, $3), $2 FROM generate_series(1, $1::int) g`, [o.schedules, due, partitions]);
+    await pool.query(RAW_INSERT, [o.schedules, due, partitions]);
     await prepareSpikeTables(pool, ["raw_runs"]);
     await checkpointBeforePhase(pool);
     const mark = await markPhase(pool);
