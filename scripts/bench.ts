@@ -203,7 +203,7 @@ async function main() {
       split: split
         ? {
             handlers: 2,
-            spike: { lastStartedAfterSeconds: split.spike.lastStartedAfterSeconds, latenessSeconds: split.spike.latenessSeconds, claimsPerSecond: split.spike.claimsPerSecond, runs: split.spike.runs, check: split.spike.check, sweptRuns: split.spike.sweptRuns, byWorker: split.spike.byWorker, cpuPerRun: split.spike.cpuPerRun },
+            spike: { lastStartedAfterSeconds: split.spike.lastStartedAfterSeconds, latenessSeconds: split.spike.latenessSeconds, claimsPerSecond: split.spike.claimsPerSecond, runs: split.spike.runs, check: split.spike.check, sweptRuns: split.spike.sweptRuns, byWorker: split.spike.byWorker, cpuPerRun: split.spike.cpuPerRun, statements: split.spike.statements },
             steady: split.steady,
             ratio: { startsPerSecond: ceiling ? round3(split.spike.claimsPerSecond / ceiling) : null, ofPlain: round3(split.spike.claimsPerSecond / sk.spike.claimsPerSecond) },
             plainSweptRuns: sk.spike.sweptRuns,
