@@ -1,5 +1,9 @@
 import type pg from "pg";
 import { createDb, createPool, type Db } from "../db/client";
+import { waitUntil, within } from "./wait";
+
+/** How long any one wait here may take before it fails naming itself (a pool handing out a connection, backends exiting). */
+const WAIT_MS = 30_000;
 
 /**
  * What `fn` read from `tables`, in tuples, from the counters PostgreSQL keeps
@@ -11,7 +15,8 @@ import { createDb, createPool, type Db } from "../db/client";
  * before the counters are read; the test pool's own connections report theirs first.
  */
 export async function tupleReadsOf<T>(url: string, testPool: pg.Pool, tables: string[], fn: (db: Db) => Promise<T>, poolSize = 2): Promise<{ result: T; reads: Record<string, number> }> {
-  const own = await Promise.all(Array.from({ length: testPool.options.max ?? 1 }, () => testPool.connect()));
+  const max = testPool.options.max ?? 1;
+  const own = await within(Promise.all(Array.from({ length: max }, () => testPool.connect())), WAIT_MS, `all ${max} connections of the test's pool (one is held elsewhere)`);
   for (const c of own) {
     await c.query("SELECT pg_stat_force_next_flush()");
     await c.query("SELECT 1");
@@ -23,17 +28,19 @@ export async function tupleReadsOf<T>(url: string, testPool: pg.Pool, tables: st
   let result: T;
   try {
     result = await fn(db);
-    const clients = await Promise.all(Array.from({ length: poolSize }, () => db.$client.connect()));
+    const clients = await within(Promise.all(Array.from({ length: poolSize }, () => db.$client.connect())), WAIT_MS, `all ${poolSize} connections of the measured pool (fn left one checked out)`);
     pids = await Promise.all(clients.map(async (c) => (await c.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0].pid));
     clients.forEach((c) => c.release());
   } finally {
-    await db.$client.end();
+    // end() waits for every checked-out client to come back.
+    await within(db.$client.end(), WAIT_MS, "the measured pool to close");
   }
-  for (;;) {
-    const { rows } = await testPool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids]);
-    if (rows[0].n === 0) break;
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await waitUntil(
+    async () => (await testPool.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = ANY($1)", [pids])).rows[0].n === 0,
+    WAIT_MS,
+    `the measured pool's backends (${pids.join(", ")}) to exit`,
+    10,
+  );
   await testPool.query("SELECT pg_stat_clear_snapshot()");
   const after = await counters(testPool, tables);
   return { result, reads: Object.fromEntries(tables.map((t) => [t, after[t] - before[t]])) };

@@ -10,3 +10,20 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * `promise`, or fail naming `what` once `timeoutMs` has passed: for a single wait that has no
+ * condition to poll (a pool handing out a connection), so a hang fails with its name rather than
+ * as the test's own time limit.
+ */
+export async function within<T>(promise: Promise<T>, timeoutMs: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+  });
+  try {
+    return await Promise.race([promise, timedOut]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
