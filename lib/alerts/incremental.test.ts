@@ -4,7 +4,7 @@ import { getScheduleHealth } from "../health/schedule-health";
 import { finishRuns } from "../runs/finish";
 import { setClock } from "../testing/clock";
 import { setupTestDatabase } from "../testing/db";
-import { tupleReadsOf } from "../testing/tuple-reads";
+import { ALERT_PASS_OPTIONS, healthyInBulk, measuredPass } from "../testing/alert-passes";
 import { makeRun, makeRuns, makeSchedule, RUNS_BY_HAND } from "../testing/factories";
 import { registerWorker } from "../workers/registry";
 import { evaluateAlerts, type EvaluateOptions } from "./evaluate";
@@ -14,7 +14,7 @@ import { verdictsFor } from "./rules";
 // here are outside the pass: the table statistics PostgreSQL keeps of the tuples each table gave
 // out, the event history, and the full-scan verdicts of every schedule (what a pass used to read).
 const t = setupTestDatabase({ poolSize: 3 });
-const opts: EvaluateOptions = { publicUrl: "http://console.test", reminderSeconds: 3600 };
+const opts = ALERT_PASS_OPTIONS;
 const T0 = Date.parse("2030-01-01T10:00:00Z");
 const at = (seconds: number) => new Date(T0 + seconds * 1000);
 
@@ -23,62 +23,13 @@ async function events() {
   return rows;
 }
 
-type Reads = Record<"schedules" | "runs" | "run_queue" | "alert_watch" | "alert_watch_check_idx", number>;
-
-/** Run one pass on its own connections and return the tuples it read from the fleet's tables. */
-async function measuredPass(): Promise<{ reads: Reads; checked: number }> {
-  const { result, reads } = await tupleReadsOf(t.url, t.pool, ["schedules", "runs", "run_queue", "alert_watch", "alert_watch_check_idx"], async (db) => {
-    const r = await evaluateAlerts(db, opts);
-    expect(r.evaluated).toBe(true);
-    return r.checked;
-  });
-  return { reads: reads as Reads, checked: result };
-}
-
-/** `n` schedules named `prefix` + a number, every 300 s (late after 630 s), each with one success now, in bulk. */
-async function healthyInBulk(prefix: string, n: number) {
-  await t.pool.query(
-    `INSERT INTO schedules (name, handler, every_seconds, timezone, enabled, next_slot_at, partition, created_at, updated_at, catch_up)
-     SELECT $1 || g, 'noop', 300, 'UTC', true, sk_now() + interval '300 s', 0, sk_now(), sk_now(), 'all'
-     FROM generate_series(1, $2::int) g`,
-    [prefix, n],
-  );
-  await t.pool.query(
-    `INSERT INTO runs (schedule_id, partition, scheduled_for, due_at, run_after, state, attempts, max_attempts, started_at, finished_at, duration_ms)
-     SELECT s.id, 0, sk_now(), sk_now(), sk_now(), 'done', 1, 3, sk_now(), sk_now(), 100 FROM schedules s WHERE starts_with(s.name, $1)`,
-    [prefix],
-  );
-}
-
 describe("an alert pass costs what changed", () => {
-  // First in the file: the idle pass below must find no schedule of another test due.
-  it("a pass leaves the next none of the index entries of the instants it replaced", async () => {
-    await setClock(t.pool, at(0));
-    await healthyInBulk("settle-", 2000);
-    await evaluateAlerts(t.db, opts);
-    // Each instant made due (and the old entries vacuumed away), then replaced by a pass: their
-    // entries lie before the first live one. The pass's last probe marks them, unless a snapshot
-    // older than its commits is open somewhere (another test file's CREATE DATABASE holds one for
-    // every database): so up to five tries. Without the probe the idle pass reads all 2,000 each time.
-    const reads: number[] = [];
-    while (reads.length < 5 && (reads.length === 0 || reads.at(-1)! > 1)) {
-      await t.pool.query("UPDATE alert_watch SET check_at = '-infinity'");
-      await t.pool.query("VACUUM alert_watch");
-      expect((await evaluateAlerts(t.db, opts)).checked).toBe(2000);
-      const idle = await measuredPass();
-      expect(idle.checked).toBe(0);
-      reads.push(idle.reads.alert_watch_check_idx);
-    }
-    expect(reads.at(-1), `index entries the idle passes read: ${reads.join(", ")}`).toBeLessThanOrEqual(1);
-    await t.pool.query("DELETE FROM schedules WHERE name LIKE 'settle-%'");
-  });
-
   it("with 20,000 schedules: the first pass reads them all, a pass with nothing changed reads none, a pass after 50 finishes reads those 50", async () => {
     await setClock(t.pool, at(0));
-    await healthyInBulk("bulk-", 20_000);
+    await healthyInBulk(t.pool, "bulk-", 20_000);
     await t.pool.query("ANALYZE schedules, runs, run_queue, alert_watch");
 
-    const first = await measuredPass();
+    const first = await measuredPass(t.url, t.pool);
     expect(first.checked).toBe(20_000);
     expect(first.reads.schedules).toBeGreaterThanOrEqual(20_000);
     // The counts by status the pass keeps: every schedule judged healthy, under its handler.
@@ -87,7 +38,7 @@ describe("an alert pass costs what changed", () => {
     expect(counted.map(({ status, handler, n }) => ({ status, handler, n }))).toEqual([{ status: "healthy", handler: "noop", n: 20_000 }]);
 
     await setClock(t.pool, at(60));
-    const idle = await measuredPass();
+    const idle = await measuredPass(t.url, t.pool);
     expect(idle.checked).toBe(0);
     // Of the watch list, only its earliest instant: none has come, so nothing more is read.
     expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number), alert_watch_check_idx: expect.any(Number) });
@@ -102,7 +53,7 @@ describe("an alert pass costs what changed", () => {
     await setClock(t.pool, at(61));
     const { rows: running } = await t.pool.query<{ run_id: number; schedule_id: number }>("SELECT run_id::int, schedule_id::int FROM run_queue WHERE state = 'running'");
     await finishRuns(t.db, "w1", running.map((r) => ({ id: r.run_id, scheduleId: r.schedule_id, attempt: 1, outcome: "succeeded" as const, durationMs: 1000 })));
-    const busy = await measuredPass();
+    const busy = await measuredPass(t.url, t.pool);
     expect(busy.checked).toBe(50);
     expect(busy.reads.schedules).toBeLessThan(50 * 10);
     expect(busy.reads.run_queue).toBeLessThan(50 * 10);
@@ -128,15 +79,15 @@ describe("a fleet with alerts firing", () => {
     const kinds = async () =>
       Object.fromEntries((await t.pool.query<{ k: string; n: number }>("SELECT rule || ':' || kind AS k, count(*)::int AS n FROM alert_events GROUP BY 1")).rows.map((r) => [r.k, r.n]));
 
-    expect((await measuredPass()).checked).toBe(20_000);
+    expect((await measuredPass(t.url, t.pool)).checked).toBe(20_000);
     await setClock(t.pool, at(700));
-    expect((await measuredPass()).checked).toBe(20_000); // all late now, by time alone
+    expect((await measuredPass(t.url, t.pool)).checked).toBe(20_000); // all late now, by time alone
     expect(await kinds()).toEqual({ "failing:firing": 2_000, "late:firing": 20_000 });
 
     // Firing, nothing written: no pass reads any of them until a reminder is due.
     for (const s of [701, 1000, reminderEvery - 1]) {
       await setClock(t.pool, at(s));
-      const idle = await measuredPass();
+      const idle = await measuredPass(t.url, t.pool);
       expect(idle.checked, `at ${s} s`).toBe(0);
       // Of the watch list, only its earliest instant: none has come, so nothing more is read.
       expect(idle.reads).toEqual({ schedules: 0, runs: 0, run_queue: 0, alert_watch: expect.any(Number), alert_watch_check_idx: expect.any(Number) });
@@ -144,16 +95,16 @@ describe("a fleet with alerts firing", () => {
     }
     // The failing ones first notified at 0 s are reminded at 3,600 s, the rest at 4,300 s: each once.
     await setClock(t.pool, at(reminderEvery));
-    expect((await measuredPass()).checked).toBe(2_000);
+    expect((await measuredPass(t.url, t.pool)).checked).toBe(2_000);
     expect(await kinds()).toMatchObject({ "failing:reminder": 2_000 });
     expect((await kinds())["late:reminder"]).toBeUndefined();
     await setClock(t.pool, at(699 + reminderEvery));
-    expect((await measuredPass()).checked).toBe(0);
+    expect((await measuredPass(t.url, t.pool)).checked).toBe(0);
     await setClock(t.pool, at(700 + reminderEvery));
-    expect((await measuredPass()).checked).toBe(20_000);
+    expect((await measuredPass(t.url, t.pool)).checked).toBe(20_000);
     expect(await kinds()).toEqual({ "failing:firing": 2_000, "late:firing": 20_000, "failing:reminder": 2_000, "late:reminder": 20_000 });
     await setClock(t.pool, at(701 + reminderEvery));
-    expect((await measuredPass()).checked).toBe(0);
+    expect((await measuredPass(t.url, t.pool)).checked).toBe(0);
 
     // 50 of them succeed (written, so logged): the next pass reads those 50 and resolves their late.
     const { rows: picked } = await t.pool.query<{ id: number }>("SELECT id::int FROM schedules WHERE id % 10 <> 0 ORDER BY id LIMIT 50");
@@ -161,7 +112,7 @@ describe("a fleet with alerts firing", () => {
       await makeRun(t.db, { scheduleId: s.id, state: "done", scheduledFor: at(702 + reminderEvery), startedAt: at(702 + reminderEvery), finishedAt: at(702 + reminderEvery), durationMs: 5 });
     }
     await setClock(t.pool, at(703 + reminderEvery));
-    expect((await measuredPass()).checked).toBe(50);
+    expect((await measuredPass(t.url, t.pool)).checked).toBe(50);
     expect((await kinds())["late:resolved"]).toBe(50);
   }, 180_000);
 });
