@@ -7,6 +7,7 @@ import path from "node:path";
 import pg from "pg";
 import { portIsFree, startEmbeddedPostgres, type EmbeddedDatabase } from "../lib/db/embedded";
 import { migrateDatabase } from "../lib/db/migrate";
+import { workerNodeArgs } from "../worker/node-flags";
 
 export const STACK_FILE = path.resolve("e2e/output/stack.json");
 
@@ -136,7 +137,7 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   children.push(web);
   const startWorker = () => {
     // Its workers run programs, for the `command` handler's tests: /bin/sh only.
-    const w = spawn(process.execPath, ["--import", "tsx", "worker/main.ts"], { env: { ...env, SLOTKEEPER_COMMANDS: "/bin/sh" }, stdio: ["ignore", "inherit", "inherit"] });
+    const w = spawn(process.execPath, workerNodeArgs(), { env: { ...env, SLOTKEEPER_COMMANDS: "/bin/sh" }, stdio: ["ignore", "inherit", "inherit"] });
     children.push(w);
     return w;
   };

@@ -7,7 +7,7 @@ import { DatabaseUnreachableError, describeUrl, openDatabase } from "../lib/db/c
 import { EmbeddedDatabaseError, portIsFree } from "../lib/db/embedded";
 import { migrateDatabase } from "../lib/db/migrate";
 import { buildIsStale } from "./build-state";
-import { WORKER_NODE_FLAGS } from "../worker/node-flags";
+import { workerNodeArgs } from "../worker/node-flags";
 
 const dev = process.argv.includes("--dev");
 const noWorker = process.argv.includes("--no-worker");
@@ -67,7 +67,7 @@ async function main() {
   // database) stops everything instead of restarting in a loop.
   const startWorker = () => {
     const startedAt = Date.now();
-    const worker = spawn(process.execPath, [...WORKER_NODE_FLAGS, "--import", "tsx", "worker/main.ts"], { env, stdio: ["ignore", "inherit", "inherit"] });
+    const worker = spawn(process.execPath, workerNodeArgs(), { env, stdio: ["ignore", "inherit", "inherit"] });
     children.push(worker);
     worker.once("exit", (code, signal) => {
       if (stopping) return;

@@ -1,7 +1,8 @@
-// Test-only: real worker processes (`node --import tsx worker/main.ts`) against a test database,
+// Test-only: real worker processes (`node --require tsx/cjs worker/main.ts`, as `npm run worker`) against a test database,
 // with their JSON log lines collected so tests can wait for and assert on events.
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { workerNodeArgs } from "../../worker/node-flags";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
@@ -31,7 +32,7 @@ export function spawnWorker(databaseUrl: string, id: string, env: Record<string,
   // `plain`: run it as another project would, with plain Node.js (no tsx loader) from `cwd`.
   // `netns`: run it in that network namespace, a host of lib/testing/hosts.ts (`ip netns exec`
   // execs the command, so the child's pid is the worker's own and signals reach it).
-  const nodeArgs = opts.plain ? [opts.script ?? "worker.mjs"] : ["--import", "tsx", opts.script ?? "worker/main.ts"];
+  const nodeArgs = opts.plain ? [opts.script ?? "worker.mjs"] : workerNodeArgs(opts.script);
   const [cmd, args] = opts.netns ? ["ip", ["netns", "exec", opts.netns, process.execPath, ...nodeArgs]] : [process.execPath, nodeArgs];
   const proc = spawn(cmd, args, {
     cwd: opts.cwd ?? ROOT,

@@ -2,6 +2,7 @@
 // pipelined like Slotkeeper's workers (the ceiling) or the plain `FOR UPDATE SKIP LOCKED` claim (a labelled row).
 import path from "node:path";
 import type pg from "pg";
+import { WORKER_LOADER } from "../../worker/node-flags";
 import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, sampleRss, startNode, stopAll, waitFor, type CpuPerRun } from "./procs";
 import { RAW_INSERT, rawTableDdl, type RawMode } from "./raw-statements";
 import { checkpointBeforePhase, checkRuns, markPhase, prepareSpikeTables, sincePhase, spikeStats, type RunsCheck, type SpikeStats } from "./stats";
@@ -29,7 +30,8 @@ export async function runRawSpike(pool: pg.Pool, o: RawOptions): Promise<RawRepo
   for (const statement of rawTableDdl(mode)) await pool.query(statement);
 
   const procs = Array.from({ length: o.workers }, (_, i) =>
-    startNode(path.join("scripts", "bench", "raw-worker.ts"), {
+    // Loaded as a Slotkeeper worker is (WORKER_LOADER), so both sides' memory counts the same loader.
+    startNode([...WORKER_LOADER, path.join("scripts", "bench", "raw-worker.ts")], {
       BENCH_DATABASE_URL: o.url,
       BENCH_BATCH: String(o.batch),
       BENCH_LOOPS: String(o.loopsPerWorker),

@@ -4,7 +4,7 @@ import type pg from "pg";
 import { createDb, createPool, type Db } from "../../lib/db/client";
 import { ALERTS_LOCK_KEY } from "../../lib/alerts/evaluate";
 import { tickOnce } from "../../lib/runs/tick";
-import { WORKER_NODE_FLAGS } from "../../worker/node-flags";
+import { workerNodeArgs } from "../../worker/node-flags";
 import { runClockFrom, setClock } from "../../lib/testing/clock";
 import { measureHeartbeatHot, type HotReport } from "./hot";
 import { countCpu, CPU_LEAD_MS, DRAIN_POLL_MS, readRssMb, sampleRss, startNode, stopAll, waitFor, type CpuPerRun, type Proc } from "./procs";
@@ -173,7 +173,7 @@ export async function awaitWorkersReady(pool: pg.Pool, o: Pick<SpikeOptions, "wo
 export function startWorkers(o: Pick<SpikeOptions, "url" | "workers" | "batch" | "concurrency" | "pollIntervalMs" | "alerts" | "handlers" | "hosts" | "workerUrl">): Proc[] {
   return Array.from({ length: o.workers }, (_, i) => {
     const host = o.hosts?.length ? o.hosts[i % o.hosts.length] : undefined;
-    return startNode(o.handlers === 2 ? path.join("scripts", "bench", "split-worker.ts") : path.join("worker", "main.ts"), {
+    return startNode(workerNodeArgs(o.handlers === 2 ? path.join("scripts", "bench", "split-worker.ts") : path.join("worker", "main.ts")), {
       ...(o.handlers === 2 ? { SK_BENCH_HANDLER: SPLIT_HANDLERS[i % 2] } : {}),
       DATABASE_URL: o.workerUrl ?? o.url,
       LOG_LEVEL: "warn",
@@ -185,7 +185,7 @@ export function startWorkers(o: Pick<SpikeOptions, "url" | "workers" | "batch" |
       // schedules that took each worker to ~3.5 GB RSS and held a long transaction through the
       // spike (measured). Run it once at start, not during the measurement.
       ...(o.alerts ? {} : { SLOTKEEPER_ALERT_INTERVAL_SECONDS: "3600" }),
-    }, [], WORKER_NODE_FLAGS, host?.ns);
+    }, [], host?.ns);
   });
 }
 

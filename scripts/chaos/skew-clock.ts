@@ -1,4 +1,4 @@
-// Preload for one chaos worker: `node --import tsx --import ./scripts/chaos/skew-clock.ts worker/main.ts`.
+// Preload for one chaos worker: `node --require tsx/cjs --require ./scripts/chaos/skew-clock.ts worker/main.ts`.
 // Shifts this process's idea of wall time by SLOTKEEPER_CLOCK_SKEW_MS (Date.now and new Date()),
 // without touching the worker's code. The database clock decides every due,
 // expired and late comparison, so a worker minutes off must change nothing the oracle can see.

@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { workerNodeArgs } from "../../worker/node-flags";
 
 /** One worker process: its Slotkeeper worker id, pid, role and how it ended. */
 export type WorkerProc = {
@@ -43,7 +44,7 @@ function withApplicationName(url: string, name: string): string {
   return u.toString();
 }
 
-/** Create a pool that spawns workers with `node --import tsx worker/main.ts`. */
+/** Create a pool that spawns workers as `npm run worker` starts one (worker/node-flags.ts). */
 export function createWorkerPool(opts: WorkerPoolOptions) {
   const all: WorkerProc[] = [];
   let spawned = 0;
@@ -54,10 +55,8 @@ export function createWorkerPool(opts: WorkerPoolOptions) {
     const id = `chaos-${role}-${spawned}`;
     const logFile = path.join(opts.logDir, `${id}.log`);
     const out = fs.openSync(logFile, "a");
-    const args = ["--import", "tsx"];
-    // The skew preload goes after tsx so Node can load a .ts file.
-    if (role === "skewed") args.push("--import", "./scripts/chaos/skew-clock.ts");
-    args.push("worker/main.ts");
+    // The skew preload is required after tsx's hook, so Node can load a .ts file.
+    const args = workerNodeArgs("worker/main.ts", role === "skewed" ? ["./scripts/chaos/skew-clock.ts"] : []);
     const child = spawn(process.execPath, args, {
       env: {
         ...process.env,
