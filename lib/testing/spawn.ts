@@ -1,5 +1,6 @@
-// Test-only: real worker processes (`node --require tsx/cjs worker/main.ts`, as `npm run worker`) against a test database,
-// with their JSON log lines collected so tests can wait for and assert on events.
+// Test-only: real worker processes, started as `npm run worker` starts one (worker/node-flags.ts),
+// against a test database, with their JSON log lines collected so tests can wait for and assert on
+// events.
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import { workerNodeArgs } from "../../worker/node-flags";
