@@ -13,9 +13,9 @@ export const WORKER_NODE_FLAGS = ["--max-semi-space-size=8"];
  * How a worker started from this repository loads its TypeScript: tsx's CommonJS hook, in the
  * worker's own thread. The worker's code is CommonJS (package.json has no "type"), so it needs
  * nothing else; `--import tsx` also registers tsx's ES-module hooks, which Node runs on a loader
- * thread of their own, a second V8 heap that holds about 30 MB of the worker's memory for as long
- * as it runs (a bare `node --import tsx` peaks at 78 MB, `node --require tsx/cjs` at 46 MB, plain
- * node at 39 MB). A project that installs the package runs plain JavaScript and needs neither.
+ * thread of their own: a second V8 heap, held for as long as the worker runs, that the worker never
+ * uses (docs/benchmarks.md, on worker memory). A project that installs the package runs plain
+ * JavaScript and needs neither.
  */
 export const WORKER_LOADER = ["--require", "tsx/cjs"];
 

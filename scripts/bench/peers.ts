@@ -132,7 +132,8 @@ export async function runPeer(peer: PeerName, o: PeerOptions): Promise<PeerRepor
     try {
       for (let i = 0; i < o.workers; i++) {
         procs.push(
-          startNode(path.join("scripts", "bench", "peer-worker.ts"), {
+          // `--import tsx`: pg-boss is an ES module only.
+          startNode(["--import", "tsx", path.join("scripts", "bench", "peer-worker.ts")], {
             BENCH_PEER: peer,
             BENCH_DATABASE_URL: o.url,
             BENCH_WORKER: `${peer}-${i}`,

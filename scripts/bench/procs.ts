@@ -7,14 +7,13 @@ export type Proc = { child: ChildProcess; pid: number; peakRssMb: number; exited
 
 /**
  * Start a node process with extra environment; its output goes to our stderr (warnings only).
- * `entry`: a TypeScript file, run with `node --import tsx`, or node's arguments ending with the
- * entry point (a worker's: workerNodeArgs in worker/node-flags.ts).
+ * `node`: node's arguments, ending with the entry point (a worker's: workerNodeArgs in
+ * worker/node-flags.ts).
  */
-export function startNode(entry: string | string[], env: Record<string, string>, args: string[] = [], netns?: string): Proc {
+export function startNode(node: string[], env: Record<string, string>, args: string[] = [], netns?: string): Proc {
   // BENCH_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", profiles the workers.
   const nodeArgs = process.env.BENCH_NODE_ARGS ? process.env.BENCH_NODE_ARGS.split(" ") : [];
-  const given = typeof entry === "string" ? ["--import", "tsx", entry] : entry;
-  const argv = [...given.slice(0, -1), ...nodeArgs, ...given.slice(-1), ...args];
+  const argv = [...node.slice(0, -1), ...nodeArgs, ...node.slice(-1), ...args];
   // `netns`: in that network namespace (a host of lib/testing/hosts.ts); `ip netns exec` execs
   // node, so the pid, its RSS and CPU and the signals are the worker's own.
   const child = spawn(netns ? "ip" : process.execPath, netns ? ["netns", "exec", netns, process.execPath, ...argv] : argv, {
